@@ -1,0 +1,102 @@
+"""The two background threads of a consuming process.
+
+* :class:`Listener` holds one connection in ``LISTEN citeq_wakeup`` and wakes the
+  consumer of the queue named in a notification. It is only the fast path: a lost
+  notification (or a lost connection) costs at most one poll interval.
+* :class:`Heartbeat` extends the leases of the messages this process holds, records the
+  process in ``citeq_workers``, re-queues expired leases of dead workers (or dead-letters
+  them after ``max_deliveries``), and prunes finished messages and expired results.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import socket
+import threading
+import time
+
+import psycopg2
+
+from .pool import BROKEN
+
+logger = logging.getLogger(__name__)
+
+#: The LISTEN channel, a constant identifier (the only SQL text not in queries.sql).
+CHANNEL = "citeq_wakeup"
+
+
+class Listener(threading.Thread):
+    def __init__(self, broker) -> None:
+        super().__init__(name="citeq-listener", daemon=True)
+        self.broker = broker
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        backoff = 0.1
+        while not self.stopping.is_set():
+            try:
+                self._listen()
+                backoff = 0.1
+            except BROKEN as exc:
+                logger.warning("listener lost its connection; consumers fall back to polling: %s", exc)
+                self.stopping.wait(backoff)
+                backoff = min(backoff * 2, 5.0)
+
+    def _listen(self) -> None:
+        conn = psycopg2.connect(self.broker.url)
+        try:
+            conn.autocommit = True
+            with conn.cursor() as cur:
+                cur.execute(f"LISTEN {CHANNEL}")
+            # Notifications may have been missed while we were not listening.
+            self.broker.wake_all()
+            while not self.stopping.is_set():
+                if select.select([conn], [], [], 1.0)[0]:
+                    conn.poll()
+                    queues = {n.payload for n in conn.notifies}
+                    conn.notifies.clear()
+                    for queue in queues:
+                        self.broker.wake(queue)
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+
+class Heartbeat(threading.Thread):
+    def __init__(self, broker) -> None:
+        super().__init__(name="citeq-heartbeat", daemon=True)
+        self.broker = broker
+        self.stopping = threading.Event()
+        self.hostname = socket.gethostname()
+
+    def run(self) -> None:
+        settings = self.broker.settings
+        next_prune = 0.0
+        while not self.stopping.is_set():
+            try:
+                self.beat()
+                self.broker.reap()
+                if time.monotonic() >= next_prune:
+                    self.broker.prune()
+                    next_prune = time.monotonic() + 30
+            except Exception as exc:  # noqa: BLE001 - keep beating through a database blip
+                logger.warning("heartbeat failed, retrying: %s", exc)
+            self.stopping.wait(settings.heartbeat_interval)
+
+    def beat(self) -> None:
+        self.broker.execute(
+            "upsert_worker",
+            worker_id=self.broker.worker_id,
+            hostname=self.hostname,
+            pid=self.broker.pid,
+            queues=sorted(self.broker.consumed_queues),
+        )
+        self.broker.execute(
+            "extend_leases", worker_id=self.broker.worker_id, lease_seconds=self.broker.settings.lease_seconds
+        )
+
+    def stop(self) -> None:
+        self.stopping.set()

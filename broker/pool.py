@@ -1,0 +1,109 @@
+"""A small, bounded, blocking connection pool for psycopg2.
+
+psycopg2's own pools raise at once when they run dry; under a burst of sends that turns
+into lost messages (dramatiq-pg lost 720 of 1,600 sends from 32 threads that way).
+This pool makes callers wait for a free connection instead, up to ``timeout``.
+Broken connections are discarded, never handed out again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg2
+import psycopg2.extensions
+
+from .errors import DatabaseUnavailable, PoolExhausted
+
+logger = logging.getLogger(__name__)
+
+#: Errors after which a connection must not be reused.
+BROKEN = (psycopg2.OperationalError, psycopg2.InterfaceError)
+
+
+class Pool:
+    """At most ``size`` connections to ``dsn``, shared by the threads of one process."""
+
+    def __init__(self, dsn: str, *, size: int, timeout: float, setup: str | None = None) -> None:
+        self.dsn = dsn
+        self.size = size
+        self.timeout = timeout
+        self.setup = setup
+        self._idle: list[psycopg2.extensions.connection] = []
+        self._slots = threading.BoundedSemaphore(size)
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._orphans: list[object] = []
+
+    def _check_fork(self) -> None:
+        # A forked child must not touch its parent's sockets; closing them would end the
+        # parent's sessions, so the inherited objects are kept alive and never used.
+        if os.getpid() != self._pid:
+            with self._lock:
+                self._orphans.extend(self._idle)
+                self._idle = []
+                self._slots = threading.BoundedSemaphore(self.size)
+                self._pid = os.getpid()
+
+    def _connect(self) -> psycopg2.extensions.connection:
+        try:
+            conn = psycopg2.connect(self.dsn)
+        except psycopg2.OperationalError as exc:
+            raise DatabaseUnavailable(f"cannot connect to the database: {exc}".strip()) from exc
+        if self.setup:
+            with conn.cursor() as cur:
+                cur.execute(self.setup)
+            conn.commit()
+        return conn
+
+    def getconn(self) -> psycopg2.extensions.connection:
+        self._check_fork()
+        if not self._slots.acquire(timeout=self.timeout):
+            raise PoolExhausted(f"no free connection within {self.timeout}s (pool size {self.size})")
+        try:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            return conn if conn is not None and not conn.closed else self._connect()
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def putconn(self, conn: psycopg2.extensions.connection, *, broken: bool = False) -> None:
+        try:
+            if not broken and not conn.closed:
+                if conn.get_transaction_status() != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
+                    conn.rollback()
+                with self._lock:
+                    self._idle.append(conn)
+                return
+            conn.close()
+        except BROKEN:
+            pass
+        finally:
+            self._slots.release()
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg2.extensions.connection]:
+        """A connection for one unit of work; commit is the caller's (``with conn:``)."""
+        conn = self.getconn()
+        broken = False
+        try:
+            yield conn
+        except BROKEN:
+            broken = True
+            raise
+        finally:
+            self.putconn(conn, broken=broken or bool(conn.closed))
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            try:
+                conn.close()
+            except BROKEN:
+                pass

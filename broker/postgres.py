@@ -1,0 +1,378 @@
+"""PostgresBroker: a Dramatiq 2 broker whose only moving part is one PostgreSQL table.
+
+Connections per process: at most ``pool_size`` (default 8) pooled connections shared by
+sends, claims, acks, heartbeats and results, plus one long-lived LISTEN connection in
+processes that consume. Behind PgBouncer, point the broker at a session-pooled (or direct)
+endpoint: transaction pooling breaks LISTEN (wake-ups degrade to polling) and the
+session-level advisory lock that migrations take.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+
+import dramatiq
+from dramatiq.common import dq_name, q_name
+from dramatiq.errors import QueueJoinTimeout, QueueNotFound
+from dramatiq.message import Message
+from dramatiq.middleware import default_middleware
+from dramatiq.results import Results
+
+from . import sql
+from .consumer import LeasedMessage, PostgresConsumer, QueueState
+from .errors import ConfigurationError, DatabaseUnavailable, DeadLettered, MessageTooLarge
+from .maintenance import Heartbeat, Listener
+from .periodic import PeriodicDedupe
+from .pool import BROKEN, Pool
+from .results import PostgresBackend
+from .settings import BrokerSettings
+
+logger = logging.getLogger(__name__)
+
+_bound_connection: contextvars.ContextVar = contextvars.ContextVar("citeq_bound_connection", default=None)
+
+
+class PostgresBroker(dramatiq.Broker):
+    """A Dramatiq broker on PostgreSQL.
+
+    Parameters:
+      url: libpq URL; defaults to the ``DATABASE_URL`` environment variable.
+      middleware: as for any Dramatiq broker; defaults to Dramatiq's default middleware
+        plus results (stored in Postgres) and periodiq support with tick dedupe.
+      **settings: any field of :class:`BrokerSettings` (``lease_seconds=...``).
+    """
+
+    def __init__(self, url: str | None = None, *, middleware=None, **settings) -> None:
+        self.settings = BrokerSettings.from_env(database_url=url, **settings)
+        self.queries = sql.broker_queries()
+        self.results_backend = PostgresBackend(self)
+        if middleware is None:
+            middleware = [m() for m in default_middleware] + [
+                Results(backend=self.results_backend),
+                *_periodiq_middleware(),
+                PeriodicDedupe(),
+            ]
+        super().__init__(middleware=middleware)
+        self.queues: set[str] = set()
+        self._states: dict[str, QueueState] = {}
+        self._states_lock = threading.Lock()
+        self._pool: Pool | None = None
+        self._pool_lock = threading.Lock()
+        self._threads_lock = threading.Lock()
+        self._listener: Listener | None = None
+        self._heartbeat: Heartbeat | None = None
+        self._worker_id: str | None = None
+        self.consumed_queues: set[str] = set()
+
+    # -- connections -------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        url = self.settings.database_url or os.environ.get("DATABASE_URL")
+        if not url:
+            raise ConfigurationError(
+                "DATABASE_URL is not set. Point it at your PostgreSQL, "
+                "or run `citeq db start` and use the URL `citeq db url` prints."
+            )
+        return url
+
+    @property
+    def pool(self) -> Pool:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = Pool(self.url, size=self.settings.pool_size, timeout=self.settings.pool_timeout)
+            return self._pool
+
+    @property
+    def pid(self) -> int:
+        return os.getpid()
+
+    @property
+    def worker_id(self) -> str:
+        """Identity of this process as a lease holder (a forked child gets its own)."""
+        if self._worker_id is None or not self._worker_id.endswith(f":{os.getpid()}"):
+            self._worker_id = f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}:{os.getpid()}"
+        return self._worker_id
+
+    @contextmanager
+    def connection(self) -> Iterator:
+        """A pooled connection in autocommit mode; driver failures become DatabaseUnavailable."""
+        try:
+            with self.pool.connection() as conn:
+                conn.autocommit = True
+                yield conn
+        except BROKEN as exc:
+            raise DatabaseUnavailable(str(exc).strip() or "database connection lost") from exc
+
+    def execute(self, query: str, **params) -> list[tuple]:
+        """Run one named query on a pooled connection; return its rows (if any)."""
+        with self.connection() as conn, conn.cursor() as cur:
+            cur.execute(self.queries[query], params)
+            return cur.fetchall() if cur.description else []
+
+    @contextmanager
+    def transaction(self) -> Iterator:
+        """One transaction on a pooled connection: sends inside it commit with it.
+
+        ::
+
+            with broker.transaction() as cur:
+                cur.execute("INSERT INTO orders ...")
+                ship.send(order_id)   # visible to workers only after the commit
+        """
+        with self.connection() as conn:
+            conn.autocommit = False
+            try:
+                with conn, self.bind(conn), conn.cursor() as cur:
+                    yield cur
+            finally:
+                conn.autocommit = True
+
+    @contextmanager
+    def bind(self, conn) -> Iterator[None]:
+        """Make sends in this context use the caller's connection (and its transaction)."""
+        token = _bound_connection.set(conn)
+        try:
+            yield
+        finally:
+            _bound_connection.reset(token)
+
+    # -- queues ------------------------------------------------------------------------
+
+    def declare_queue(self, queue_name: str) -> None:
+        if queue_name in self.queues:
+            return
+        self.emit_before("declare_queue", queue_name)
+        self.queues.add(queue_name)
+        self.emit_after("declare_queue", queue_name)
+
+    def get_declared_queues(self) -> set[str]:
+        return set(self.queues)
+
+    def get_declared_delay_queues(self) -> set[str]:
+        # Delays are an eta column, not separate queues: nothing for Dramatiq to consume.
+        return set()
+
+    def queue_state(self, queue_name: str) -> QueueState:
+        with self._states_lock:
+            return self._states.setdefault(queue_name, QueueState())
+
+    def wake(self, queue_name: str) -> None:
+        state = self._states.get(queue_name)
+        if state is not None:
+            state.wake()
+
+    def wake_all(self) -> None:
+        for state in list(self._states.values()):
+            state.wake()
+
+    # -- sending -----------------------------------------------------------------------
+
+    def _encode(self, message: Message) -> bytes:
+        payload = message.encode()
+        if len(payload) > self.settings.max_message_bytes:
+            raise MessageTooLarge(
+                f"message for {message.actor_name} is {len(payload)} bytes; "
+                f"the limit is {self.settings.max_message_bytes} (CITEQ_MAX_MESSAGE_BYTES)",
+                size=len(payload),
+                limit=self.settings.max_message_bytes,
+            )
+        return payload
+
+    def enqueue(self, message: Message, *, delay: int | None = None) -> Message:
+        """Insert the message; with an idempotency key that exists, return the first one."""
+        queue_name = q_name(message.queue_name)
+        if queue_name not in self.queues:
+            raise QueueNotFound(queue_name)
+        if queue_name != message.queue_name:
+            message = message.copy(queue_name=queue_name)
+        self.emit_before("enqueue", message, delay)
+        params = {
+            "message_id": message.message_id,
+            "queue_name": queue_name,
+            "actor_name": message.actor_name,
+            "payload": self._encode(message),
+            "delay_ms": max(int(delay or 0), 0),
+            # A retry re-sends the same message (key included): it must not collide with itself.
+            "idempotency_key": None if message.options.get("retries") else message.options.get("idempotency_key"),
+        }
+        existing = self._insert(params)
+        if existing is not None:
+            logger.debug("idempotent send: key %s already used", params["idempotency_key"])
+            return existing
+        self.emit_after("enqueue", message, delay)
+        return message
+
+    def _insert(self, params: dict) -> Message | None:
+        bound = _bound_connection.get()
+        if bound is not None:
+            return self._insert_on(bound, params)
+        try:
+            with self.connection() as conn:
+                return self._insert_on(conn, params)
+        except DatabaseUnavailable:
+            # A pooled connection that died since its last use: one retry on a fresh one.
+            with self.connection() as conn:
+                return self._insert_on(conn, params)
+
+    def _insert_on(self, conn, params: dict) -> Message | None:
+        with conn.cursor() as cur:
+            cur.execute(self.queries["insert_message"], params)
+            if cur.fetchone() is not None:
+                return None
+            cur.execute(self.queries["get_message_by_idempotency_key"], params)
+            row = cur.fetchone()
+        if row is None:  # pragma: no cover - the winner was pruned between the statements
+            raise DatabaseUnavailable("idempotency key conflict could not be resolved; retry the send")
+        return Message.decode(bytes(row[0]))
+
+    def enqueue_many(self, messages: Sequence[Message], *, delay: int | None = None) -> list[Message]:
+        """Send many messages in one statement (no idempotency keys): the batch API."""
+        for m in messages:
+            if q_name(m.queue_name) not in self.queues:
+                raise QueueNotFound(m.queue_name)
+            self.emit_before("enqueue", m, delay)
+        payloads = [self._encode(m) for m in messages]
+        params = {
+            "message_ids": [m.message_id for m in messages],
+            "queue_names": [q_name(m.queue_name) for m in messages],
+            "actor_names": [m.actor_name for m in messages],
+            "payloads": payloads,
+            "delays_ms": [max(int(delay or 0), 0)] * len(messages),
+        }
+        bound = _bound_connection.get()
+        if bound is not None:
+            with bound.cursor() as cur:
+                cur.execute(self.queries["insert_messages"], params)
+        else:
+            self.execute("insert_messages", **params)
+        for m in messages:
+            self.emit_after("enqueue", m, delay)
+        return list(messages)
+
+    # -- consuming ---------------------------------------------------------------------
+
+    def consume(self, queue_name: str, prefetch: int = 1, timeout: int = 1000) -> PostgresConsumer:
+        if queue_name not in self.queues:
+            raise QueueNotFound(queue_name)
+        self.consumed_queues.add(queue_name)
+        self._start_threads()
+        return PostgresConsumer(self, queue_name, prefetch, timeout)
+
+    def _start_threads(self) -> None:
+        with self._threads_lock:
+            if self._listener is None or not self._listener.is_alive():
+                self._listener = Listener(self)
+                self._listener.start()
+            if self._heartbeat is None or not self._heartbeat.is_alive():
+                self._heartbeat = Heartbeat(self)
+                self._heartbeat.start()
+
+    def exchange(self, queue_name: str, acks, nacks, limit: int) -> tuple[list[LeasedMessage], int]:
+        """Write acks/nacks and claim up to ``limit`` messages; return (claimed, finished count)."""
+        rows = self.execute(
+            "exchange_messages",
+            ack_ids=[a[0] for a in acks],
+            ack_tokens=[a[1] for a in acks],
+            nack_ids=[n[0] for n in nacks],
+            nack_tokens=[n[1] for n in nacks],
+            nack_reasons=[n[2] for n in nacks],
+            queue_name=queue_name,
+            limit=limit,
+            worker_id=self.worker_id,
+            lease_seconds=self.settings.lease_seconds,
+        )
+        claimed = []
+        finished = 0
+        for kind, row_id, token, payload in sorted(rows, key=lambda r: r[1]):
+            if kind != "claimed":
+                finished += 1
+                continue
+            try:
+                claimed.append(LeasedMessage(Message.decode(bytes(payload)), row_id, token))
+            except Exception as exc:  # noqa: BLE001 - any decode failure makes a dead letter
+                self.execute("dead_letter_undecodable", id=row_id, token=token,
+                             reason=f"undecodable payload: {type(exc).__name__}: {exc}")
+                with self.queue_state(queue_name).cond:
+                    self.queue_state(queue_name).outstanding -= 1
+        return claimed, finished
+
+    def requeue_rows(self, rows: list[tuple[int, str]]) -> int:
+        return len(self.execute("requeue_messages", ids=[r[0] for r in rows], tokens=[r[1] for r in rows]))
+
+    def reap(self, *, now: datetime | None = None, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """Re-queue (or dead-letter) messages whose lease expired; return (id, state, queue)."""
+        rows = self.execute("reap_expired_leases", now=now, limit=limit,
+                            max_deliveries=self.settings.max_deliveries)
+        for row_id, state, queue in rows:
+            logger.warning("lease expired", extra={"action": "lease_expired", "message_row": row_id,
+                                                   "queue": queue, "new_state": state})
+        return rows
+
+    def prune(self, limit: int = 10_000) -> int:
+        """Delete finished messages past the retention and expired results."""
+        with self.connection() as conn, conn.cursor() as cur:
+            cur.execute(self.queries["prune_finished_messages"],
+                        {"retention_seconds": self.settings.retention_seconds, "limit": limit})
+            pruned = cur.rowcount
+            cur.execute(self.queries["prune_expired_results"], {"limit": limit})
+            cur.execute(self.queries["prune_workers"], {"stale_seconds": max(self.settings.lease_seconds * 10, 300)})
+        return pruned
+
+    # -- testing helpers and shutdown ----------------------------------------------------
+
+    def flush(self, queue_name: str) -> None:
+        self.execute("flush_queue", queue_name=q_name(queue_name))
+
+    def flush_all(self) -> None:
+        for queue_name in self.queues:
+            self.flush(queue_name)
+        self.flush(dq_name("default"))  # harmless; keeps Dramatiq's flush_all contract
+
+    def join(self, queue_name: str, *, timeout: int | None = None, fail_fast: bool = True) -> None:
+        """Wait until the queue has no queued or running messages (for tests)."""
+        if queue_name not in self.queues:
+            raise QueueNotFound(queue_name)
+        since = datetime.now(timezone.utc)
+        deadline = timeout and time.monotonic() + timeout / 1000
+        while True:
+            if fail_fast:
+                dead = self.execute("dead_since", queue_name=queue_name, since=since)
+                if dead:
+                    row_id, actor, reason = dead[0]
+                    raise DeadLettered(f"message {row_id} of {actor} was dead-lettered: {reason}")
+            if self.execute("count_unfinished", queue_name=queue_name)[0][0] == 0:
+                return
+            if deadline and time.monotonic() > deadline:
+                raise QueueJoinTimeout(queue_name)
+            time.sleep(0.01)
+
+    def close(self) -> None:
+        for thread in (self._listener, self._heartbeat):
+            if thread is not None:
+                thread.stop()
+        if self._heartbeat is not None and self._heartbeat.is_alive():
+            self._heartbeat.join(timeout=5)
+            try:
+                self.execute("delete_worker", worker_id=self.worker_id)
+            except Exception:  # noqa: BLE001 - best effort; the row ages out anyway
+                pass
+        if self._pool is not None:
+            self._pool.close()
+
+
+def _periodiq_middleware() -> list:
+    try:
+        from periodiq import PeriodiqMiddleware
+    except ImportError:  # pragma: no cover - periodiq is a dependency, but optional here
+        return []
+    return [PeriodiqMiddleware(skip_delay=30)]

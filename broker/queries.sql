@@ -1,0 +1,216 @@
+-- Named queries of the broker, loaded once by broker/sql.py.
+-- Every block starts with "-- name --" and a one-line description; parameters are
+-- %(named)s. Python never builds SQL from strings, except the LISTEN channel, which is a
+-- constant identifier (see broker/listener.py).
+
+-- insert_message --
+-- Enqueue one message; an idempotency key that exists already inserts nothing.
+INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, idempotency_key)
+VALUES (%(message_id)s, %(queue_name)s, %(actor_name)s, %(payload)s,
+        now() + %(delay_ms)s * interval '1 millisecond', %(idempotency_key)s)
+ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+RETURNING id;
+
+-- insert_messages --
+-- Enqueue many messages in one statement (the batch API); no idempotency keys.
+INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta)
+SELECT m.message_id, m.queue_name, m.actor_name, m.payload, now() + m.delay_ms * interval '1 millisecond'
+FROM unnest(%(message_ids)s::text[], %(queue_names)s::text[], %(actor_names)s::text[],
+            %(payloads)s::bytea[], %(delays_ms)s::bigint[])
+     AS m(message_id, queue_name, actor_name, payload, delay_ms);
+
+-- get_message_by_idempotency_key --
+-- The message that first claimed an idempotency key.
+SELECT payload FROM citeq_messages WHERE idempotency_key = %(idempotency_key)s;
+
+-- exchange_messages --
+-- One round trip per consumer step: finish the acks and nacks gathered since the last
+-- step and claim up to %(limit)s due messages of the queue, oldest first. Acks and claims
+-- skip the synchronous commit: a lost ack or claim after a database crash only means a
+-- re-delivery, which at-least-once delivery allows anyway. SKIP LOCKED lets any number
+-- of workers claim side by side. Acks and nacks are fenced by lease_token, so a late ack
+-- of an expired and re-delivered message matches no row.
+SET LOCAL synchronous_commit = off;
+WITH acked AS (
+    UPDATE citeq_messages m
+    SET state = 'done', finished_at = now(), lease_expires_at = NULL
+    FROM unnest(%(ack_ids)s::bigint[], %(ack_tokens)s::uuid[]) AS a(id, token)
+    WHERE m.id = a.id AND m.lease_token = a.token AND m.state = 'running'
+    RETURNING m.id
+), nacked AS (
+    UPDATE citeq_messages m
+    SET state = 'dead', finished_at = now(), dead_reason = a.reason,
+        worker_id = NULL, lease_token = NULL, lease_expires_at = NULL
+    FROM unnest(%(nack_ids)s::bigint[], %(nack_tokens)s::uuid[], %(nack_reasons)s::text[])
+         AS a(id, token, reason)
+    WHERE m.id = a.id AND m.lease_token = a.token AND m.state = 'running'
+    RETURNING m.id
+), picked AS (
+    SELECT id FROM citeq_messages
+    WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta <= now()
+    ORDER BY eta, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE citeq_messages m
+    SET state = 'running', worker_id = %(worker_id)s, lease_token = gen_random_uuid(),
+        lease_expires_at = now() + %(lease_seconds)s * interval '1 second',
+        attempts = m.attempts + 1, started_at = now()
+    FROM picked
+    WHERE m.id = picked.id
+    RETURNING m.id, m.lease_token, m.payload
+)
+SELECT 'claimed' AS kind, id, lease_token::text, payload FROM claimed
+UNION ALL SELECT 'acked', id, NULL, NULL FROM acked
+UNION ALL SELECT 'nacked', id, NULL, NULL FROM nacked;
+
+-- ack_messages --
+-- Finish messages, fenced by their lease: a late ack of an expired, re-delivered
+-- message matches no row (its lease_token changed at the new claim).
+UPDATE citeq_messages m
+SET state = 'done', finished_at = now(), lease_expires_at = NULL
+FROM unnest(%(ids)s::bigint[], %(tokens)s::uuid[]) AS a(id, token)
+WHERE m.id = a.id AND m.lease_token = a.token AND m.state = 'running'
+RETURNING m.id;
+
+-- requeue_messages --
+-- Give prefetched, never-started messages back; the delivery does not count.
+UPDATE citeq_messages m
+SET state = 'queued', worker_id = NULL, lease_token = NULL, lease_expires_at = NULL,
+    attempts = greatest(m.attempts - 1, 0), started_at = NULL
+FROM unnest(%(ids)s::bigint[], %(tokens)s::uuid[]) AS a(id, token)
+WHERE m.id = a.id AND m.lease_token = a.token AND m.state = 'running'
+RETURNING m.id;
+
+-- dead_letter_undecodable --
+-- A payload this worker cannot decode is dead-lettered with the reason.
+UPDATE citeq_messages
+SET state = 'dead', finished_at = now(), dead_reason = %(reason)s,
+    worker_id = NULL, lease_token = NULL, lease_expires_at = NULL
+WHERE id = %(id)s AND lease_token = %(token)s AND state = 'running';
+
+-- extend_leases --
+-- Heartbeat: every message this worker holds gets a fresh lease.
+UPDATE citeq_messages
+SET lease_expires_at = now() + %(lease_seconds)s * interval '1 second'
+WHERE worker_id = %(worker_id)s AND state = 'running';
+
+-- reap_expired_leases --
+-- Messages whose worker stopped heartbeating go back to their queue, or to the dead
+-- letters once they used up their deliveries. Batched; SKIP LOCKED makes two reapers safe.
+WITH expired AS (
+    SELECT id FROM citeq_messages
+    WHERE state = 'running' AND lease_expires_at < coalesce(%(now)s, now())
+    ORDER BY lease_expires_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE citeq_messages m
+SET state = CASE WHEN m.attempts >= %(max_deliveries)s THEN 'dead' ELSE 'queued' END::citeq_message_state,
+    dead_reason = CASE WHEN m.attempts >= %(max_deliveries)s
+                       THEN format('lease expired on %%s delivery(ies); worker %%s presumed dead',
+                                   m.attempts, m.worker_id) END,
+    finished_at = CASE WHEN m.attempts >= %(max_deliveries)s THEN now() END,
+    eta = now(), worker_id = NULL, lease_token = NULL, lease_expires_at = NULL
+FROM expired
+WHERE m.id = expired.id
+RETURNING m.id, m.state::text, m.queue_name;
+
+-- prune_finished_messages --
+-- Delete acknowledged messages older than the retention, a batch at a time.
+DELETE FROM citeq_messages
+WHERE id IN (
+    SELECT id FROM citeq_messages
+    WHERE state = 'done' AND finished_at < now() - %(retention_seconds)s * interval '1 second'
+    LIMIT %(limit)s
+);
+
+-- prune_expired_results --
+-- Delete results whose TTL ran out.
+DELETE FROM citeq_results
+WHERE message_key IN (SELECT message_key FROM citeq_results WHERE expires_at < now() LIMIT %(limit)s);
+
+-- upsert_worker --
+-- Heartbeat row of one worker process: alive, and which queues it serves.
+INSERT INTO citeq_workers (worker_id, hostname, pid, queues)
+VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(queues)s)
+ON CONFLICT (worker_id) DO UPDATE SET queues = excluded.queues, last_seen_at = now();
+
+-- delete_worker --
+-- A worker that shuts down cleanly leaves.
+DELETE FROM citeq_workers WHERE worker_id = %(worker_id)s;
+
+-- prune_workers --
+-- Forget workers not seen for a while.
+DELETE FROM citeq_workers WHERE last_seen_at < now() - %(stale_seconds)s * interval '1 second';
+
+-- list_workers --
+-- Live worker processes, newest heartbeat first.
+SELECT worker_id, hostname, pid, queues, started_at, last_seen_at,
+       extract(epoch FROM now() - last_seen_at)::float8 AS seconds_since_seen
+FROM citeq_workers
+ORDER BY last_seen_at DESC;
+
+-- store_result --
+-- Store (or replace) a result until its TTL.
+INSERT INTO citeq_results (message_key, result, expires_at)
+VALUES (%(message_key)s, %(result)s, now() + %(ttl_ms)s * interval '1 millisecond')
+ON CONFLICT (message_key) DO UPDATE SET result = excluded.result, expires_at = excluded.expires_at;
+
+-- get_result --
+-- A result that has not expired.
+SELECT result FROM citeq_results WHERE message_key = %(message_key)s AND expires_at >= now();
+
+-- queue_stats --
+-- Depth, delayed, running, dead and the age of the oldest due message, per queue, in one query.
+SELECT queue_name,
+       count(*) FILTER (WHERE state = 'queued' AND eta <= now())::int AS ready,
+       count(*) FILTER (WHERE state = 'queued' AND eta > now())::int AS delayed,
+       count(*) FILTER (WHERE state = 'running')::int AS running,
+       count(*) FILTER (WHERE state = 'dead')::int AS dead,
+       coalesce(extract(epoch FROM now() - min(eta) FILTER (WHERE state = 'queued' AND eta <= now())), 0)::float8
+           AS oldest_age_seconds
+FROM citeq_messages
+WHERE state IN ('queued', 'running', 'dead')
+GROUP BY queue_name
+ORDER BY queue_name;
+
+-- count_unfinished --
+-- Messages of a queue still to run (join waits for zero).
+SELECT count(*)::int FROM citeq_messages
+WHERE queue_name = %(queue_name)s AND state IN ('queued', 'running');
+
+-- dead_since --
+-- Dead letters of a queue that died after a point in time (join's fail_fast).
+SELECT id, actor_name, dead_reason FROM citeq_messages
+WHERE queue_name = %(queue_name)s AND state = 'dead' AND finished_at >= %(since)s
+ORDER BY id LIMIT 1;
+
+-- flush_queue --
+-- Drop a queue's waiting messages.
+DELETE FROM citeq_messages WHERE queue_name = %(queue_name)s AND state = 'queued';
+
+-- list_dead_letters --
+-- Dead letters, newest first, optionally of one queue.
+SELECT id, message_id, queue_name, actor_name, attempts, enqueued_at, finished_at, dead_reason, payload
+FROM citeq_messages
+WHERE state = 'dead' AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_name)s)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- retry_dead_letters --
+-- Put dead letters back on their queue with fresh deliveries (all of a queue, or given ids).
+UPDATE citeq_messages
+SET state = 'queued', attempts = 0, eta = now(), dead_reason = NULL, finished_at = NULL, started_at = NULL
+WHERE state = 'dead'
+  AND (%(ids)s::bigint[] IS NULL OR id = ANY(%(ids)s::bigint[]))
+  AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_name)s)
+RETURNING id;
+
+-- purge_dead_letters --
+-- Delete dead letters (all of a queue, or given ids).
+DELETE FROM citeq_messages
+WHERE state = 'dead'
+  AND (%(ids)s::bigint[] IS NULL OR id = ANY(%(ids)s::bigint[]))
+  AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_name)s)
+RETURNING id;

@@ -1,0 +1,52 @@
+"""Broker settings: read from the environment at the edge, passed down as keywords."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel, Field
+
+#: Environment variable for each setting (``--help`` texts and README list these).
+ENVIRONMENT = {
+    "database_url": "DATABASE_URL",
+    "lease_seconds": "CITEQ_LEASE_SECONDS",
+    "poll_interval": "CITEQ_POLL_INTERVAL",
+    "max_deliveries": "CITEQ_MAX_DELIVERIES",
+    "max_message_bytes": "CITEQ_MAX_MESSAGE_BYTES",
+    "pool_size": "CITEQ_POOL_SIZE",
+    "pool_timeout": "CITEQ_POOL_TIMEOUT",
+    "retention_seconds": "CITEQ_RETENTION_SECONDS",
+}
+
+
+class BrokerSettings(BaseModel):
+    """How the Postgres broker behaves. Every field has an environment variable."""
+
+    #: libpq URL of the database; None means "read DATABASE_URL when first needed".
+    database_url: str | None = None
+    #: A claimed message belongs to its worker this long without a heartbeat.
+    lease_seconds: float = Field(30.0, gt=0)
+    #: Consumers look for due messages at least this often, NOTIFY or not.
+    poll_interval: float = Field(1.0, gt=0)
+    #: Deliveries (claims) after which a message whose lease expired is dead-lettered.
+    max_deliveries: int = Field(5, ge=1)
+    #: Largest encoded message accepted at send.
+    max_message_bytes: int = Field(256 * 1024, ge=1024)
+    #: Connections per process for sends, claims, acks and results (plus one for LISTEN).
+    pool_size: int = Field(8, ge=1)
+    #: Seconds to wait for a free pooled connection before failing.
+    pool_timeout: float = Field(30.0, gt=0)
+    #: Finished messages are deleted after this many seconds (idempotency keys live as long).
+    retention_seconds: float = Field(3600.0, ge=0)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "BrokerSettings":
+        env = os.environ if env is None else env
+        values = {field: env[var] for field, var in ENVIRONMENT.items() if env.get(var)}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @property
+    def heartbeat_interval(self) -> float:
+        return max(self.lease_seconds / 3, 0.2)
