@@ -1,0 +1,386 @@
+"""Judges: decide whether retrieved passages support a claim.
+
+Two implementations of the `Judge` protocol:
+
+- `OfflineJudge`, the default: a deterministic **heuristic**, no network. It
+  measures how many of the claim's key terms and numbers the best passage covers
+  and looks for negation or contradiction cues. It is a smoke detector, not a
+  reader: it catches clear support, clear contradiction and wrong numbers.
+- `OpenAIJudge`: any server speaking OpenAI's chat-completions wire format
+  (OpenAI, vLLM, Ollama, LiteLLM, ...), called with `httpx`.
+
+"Source missing" is decided before judging (no uploaded source matches the
+citation); `source_missing_judgement` builds that answer so every verdict has
+one shape. Settings come from the environment only in `judge_from_env`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import re
+import time
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Literal, Protocol
+
+import httpx
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from analysis.chunking import split_sentences
+from analysis.retrieval import Hit, tokenize
+
+logger = logging.getLogger(__name__)
+
+
+class Verdict(str, Enum):
+    """How well the cited source backs the claim."""
+
+    #: the source states the claim
+    supported = "supported"
+    #: the source states part of the claim, or states it with less certainty
+    partially_supported = "partially_supported"
+    #: the source does not state the claim, or contradicts it
+    not_supported = "not_supported"
+    #: no uploaded source matches the citation
+    source_missing = "source_missing"
+
+
+class Judgement(BaseModel):
+    """A verdict with its evidence: the passage (and page) it rests on."""
+
+    verdict: Verdict
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: str | None = None
+    evidence_page: int | None = None
+    rationale: str
+
+
+class Judge(Protocol):
+    """Anything that turns a claim and its candidate passages into a judgement."""
+
+    def judge(self, claim: str, passages: list[Hit]) -> Judgement:
+        """Judge `claim` against `passages` (best first)."""
+        ...
+
+
+def source_missing_judgement(marker: str) -> Judgement:
+    """The judgement for a citation whose source was not uploaded."""
+    return Judgement(
+        verdict=Verdict.source_missing,
+        confidence=1.0,
+        rationale=f"No uploaded source matches the citation {marker}.",
+    )
+
+
+def _no_passages() -> Judgement:
+    return Judgement(
+        verdict=Verdict.not_supported,
+        confidence=0.5,
+        rationale="No passage of the cited source shares a key term with the claim.",
+    )
+
+
+# --- offline heuristic ------------------------------------------------------
+
+#: Cues that flip a statement's polarity (English and German).
+NEGATION_CUES = (
+    "not", "no", "never", "neither", "nor", "cannot", "without", "none", "fail", "failed",
+    "fails", "contrary", "unlike", "lack", "lacked", "absence",
+    "kein", "keine", "keinen", "keiner", "nicht", "nie", "niemals", "ohne", "weder",
+)
+_NEGATION = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in NEGATION_CUES) + r")\b|n't\b", re.I)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])")
+
+
+class OfflineJudge:
+    """A deterministic heuristic judge; see the module docstring for its limits.
+
+    For each passage it finds the two-sentence window covering most of the claim's
+    key terms (crudely stemmed to their first `stem` letters); the passage with the
+    best window is the evidence. Then, in this order:
+
+    - a number in the claim missing from a passage that does give numbers → not supported;
+    - coverage ≥ `partial_at` but the claim and the sentence disagree on negation
+      → not supported (a contradiction);
+    - coverage ≥ `supported_at`, numbers confirmed or absent → supported;
+    - coverage ≥ `partial_at` → partially supported;
+    - otherwise → not supported.
+    """
+
+    def __init__(self, *, supported_at: float = 0.7, partial_at: float = 0.4, stem: int = 5) -> None:
+        self.supported_at = supported_at
+        self.partial_at = partial_at
+        self.stem = stem
+
+    def judge(self, claim: str, passages: list[Hit]) -> Judgement:
+        """Judge `claim` against the passage that covers it best."""
+        terms = self._terms(claim)
+        if not passages or not terms:
+            return _no_passages()
+        scored = [(self._best_window(terms, p), p) for p in passages]
+        # max() keeps the first of equal coverages: the better-ranked passage wins ties.
+        (coverage, window, focus), best = max(scored, key=lambda item: item[0][0])
+        verdict, reason = self._decide(claim, coverage, focus, best.text)
+        return Judgement(
+            verdict=verdict,
+            confidence=_confidence(verdict, coverage, self.supported_at, self.partial_at),
+            evidence=best.text,
+            evidence_page=best.page,
+            rationale=f"Heuristic: {reason} (key-term coverage {coverage:.0%} in: \"{_clip(window)}\").",
+        )
+
+    def _decide(self, claim, coverage, focus, passage) -> tuple[Verdict, str]:
+        claim_numbers, passage_numbers = _numbers(claim), _numbers(passage)
+        missing = claim_numbers - passage_numbers
+        if coverage >= self.partial_at and missing and passage_numbers:
+            return Verdict.not_supported, f"the source gives other figures than {', '.join(sorted(missing))}"
+        if coverage >= self.partial_at and _negated(claim) != _negated(focus):
+            return Verdict.not_supported, "the source states the opposite (negation cue)"
+        if coverage >= self.supported_at and not missing:
+            return Verdict.supported, "the source states the claim's key terms"
+        if coverage >= self.partial_at and missing:
+            return Verdict.partially_supported, "the claim's figures are not in the source"
+        if coverage >= self.partial_at:
+            return Verdict.partially_supported, "the source states only part of the claim's key terms"
+        return Verdict.not_supported, "the source shares few of the claim's key terms"
+
+    def _terms(self, text: str) -> set[str]:
+        return {t[: self.stem] for t in tokenize(text) if not t.isdigit() and t not in _NEGATION_WORDS}
+
+    def _best_window(self, terms: set[str], passage: Hit) -> tuple[float, str, str]:
+        """(coverage, window, focus): the two-sentence window covering most key terms.
+
+        A claim often paraphrases a sentence and its follow-up, so coverage is
+        measured over two sentences; negation is read only in the window's
+        sentence that shares most terms (the focus), so that an unrelated "not"
+        next door does not flip the verdict.
+        """
+        sentences = split_sentences(passage.text) or [passage.text]
+        best = (-1.0, passage.text, passage.text)
+        for i in range(len(sentences)):
+            window = sentences[i : i + 2]
+            found = len(terms & self._terms(" ".join(window))) / len(terms)
+            if found > best[0]:
+                focus = max(window, key=lambda s: len(terms & self._terms(s)))
+                best = (found, " ".join(window), focus)
+        return best
+
+
+_NEGATION_WORDS = frozenset(c for c in NEGATION_CUES if c.isalpha())
+
+
+def _negated(text: str) -> bool:
+    return bool(_NEGATION.search(text))
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", ".") for n in _NUMBER.findall(text)}
+
+
+def _confidence(verdict: Verdict, coverage: float, supported_at: float, partial_at: float) -> float:
+    # Distance from the nearest threshold, mapped to 0.5..0.95: the heuristic is never certain.
+    if verdict is Verdict.supported:
+        margin = (coverage - supported_at) / max(1e-9, 1 - supported_at)
+    elif verdict is Verdict.partially_supported:
+        margin = min(coverage - partial_at, supported_at - coverage) / max(1e-9, (supported_at - partial_at) / 2)
+    else:
+        margin = abs(coverage - partial_at) / max(partial_at, 1e-9)
+    return round(0.5 + 0.45 * max(0.0, min(1.0, margin)), 3)
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- OpenAI-compatible HTTP judge ------------------------------------------
+
+
+class ProviderError(Exception):
+    """The judge provider failed."""
+
+
+class ProviderUnavailable(ProviderError):
+    """The judge provider cannot be reached or failed on its side (5xx); retry later."""
+
+
+class ProviderRateLimited(ProviderError):
+    """The judge provider asked us to slow down (HTTP 429)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        #: seconds to wait, from the Retry-After header, if the provider sent one
+        self.retry_after = retry_after
+
+
+class ProviderBadResponse(ProviderError):
+    """The judge provider answered, but not with a verdict we can read."""
+
+
+class ProviderRejected(ProviderError):
+    """The judge provider refused the request (4xx other than 429): fix the configuration."""
+
+
+SYSTEM_PROMPT = """You check citations in academic theses. You get a claim from a thesis and \
+numbered passages from the source it cites. Decide whether the passages support the claim.
+Answer with one JSON object and nothing else:
+{"verdict": "supported" | "partially_supported" | "not_supported",
+ "confidence": number between 0 and 1,
+ "evidence_index": number of the passage your verdict rests on, or null,
+ "rationale": one or two sentences}
+Use "partially_supported" when the source backs only part of the claim or states it more weakly; \
+"not_supported" when the source does not say it or says the opposite."""
+
+
+class _Answer(BaseModel):
+    verdict: Literal["supported", "partially_supported", "not_supported"]
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence_index: int | None = None
+    rationale: str = ""
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        # Models write "Partially supported" or "partially-supported" as often as the spec.
+        return re.sub(r"[\s-]+", "_", value.strip().lower()) if isinstance(value, str) else value
+
+
+class OpenAIJudge:
+    """A judge backed by an OpenAI-compatible ``POST {base_url}/chat/completions``."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        json_mode: bool = True,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.model = model
+        self.json_mode = json_mode
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        """Close the pooled HTTP connections."""
+        self._client.close()
+
+    def __enter__(self) -> OpenAIJudge:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def judge(self, claim: str, passages: list[Hit]) -> Judgement:
+        """Ask the provider; raises a `ProviderError` subclass on failure."""
+        if not passages:
+            return _no_passages()  # nothing to show the model: no call, no cost
+        content = self._complete(self._messages(claim, passages))
+        answer = _parse_answer(content, len(passages))
+        evidence = passages[answer.evidence_index - 1] if answer.evidence_index else None
+        return Judgement(
+            verdict=Verdict(answer.verdict),
+            confidence=answer.confidence,
+            evidence=evidence.text if evidence else None,
+            evidence_page=evidence.page if evidence else None,
+            rationale=answer.rationale or "(no rationale given)",
+        )
+
+    def _messages(self, claim: str, passages: Sequence[Hit]) -> list[dict[str, str]]:
+        numbered = "\n\n".join(f"Passage {i} (page {p.page}):\n{p.text}" for i, p in enumerate(passages, 1))
+        user = f"Claim:\n{claim}\n\n{numbered}"
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+    def _complete(self, messages: list[dict[str, str]]) -> str:
+        body: dict[str, object] = {"model": self.model, "messages": messages, "temperature": 0}
+        if self.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        try:
+            response = self._client.post("chat/completions", json=body)
+        except httpx.TransportError as exc:  # connect, read, timeouts, broken protocol
+            raise ProviderUnavailable(f"judge provider unreachable: {exc!r}") from exc
+        _raise_for_status(response)
+        try:
+            return response.json()["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ProviderBadResponse(f"not a chat-completions response: {_clip(response.text)!r}") from exc
+
+
+def _raise_for_status(response: httpx.Response) -> None:
+    status = response.status_code
+    if status == 429:
+        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        raise ProviderRateLimited(f"judge provider rate-limited us (429), retry after {retry_after}s", retry_after)
+    if status >= 500:
+        raise ProviderUnavailable(f"judge provider failed with HTTP {status}")
+    if status >= 400:
+        raise ProviderRejected(f"judge provider rejected the request: HTTP {status} {_clip(response.text)}")
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _parse_answer(content: object, n_passages: int) -> _Answer:
+    if not isinstance(content, str):
+        raise ProviderBadResponse(f"message content is not text: {content!r}")
+    # Models asked for JSON still wrap it in ```json fences now and then.
+    text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", content)
+    try:
+        answer = _Answer.model_validate(json.loads(text))
+    except (ValueError, ValidationError) as exc:
+        raise ProviderBadResponse(f"unreadable verdict: {_clip(content)!r}") from exc
+    if answer.evidence_index is not None and not 1 <= answer.evidence_index <= n_passages:
+        raise ProviderBadResponse(f"evidence_index {answer.evidence_index} is not one of 1..{n_passages}")
+    return answer
+
+
+# --- configuration ----------------------------------------------------------
+
+
+class JudgeSettings(BaseModel):
+    """Judge configuration; `judge_from_env` fills it from CITEQ_JUDGE_* variables."""
+
+    kind: Literal["offline", "openai"] = "offline"
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    timeout: float = Field(default=30.0, gt=0)
+
+
+def judge_from_env(env: Mapping[str, str]) -> Judge:
+    """Build the configured judge from CITEQ_JUDGE (offline|openai), CITEQ_JUDGE_BASE_URL,
+    CITEQ_JUDGE_MODEL, CITEQ_JUDGE_API_KEY and CITEQ_JUDGE_TIMEOUT (seconds).
+
+    Raises ValueError naming the variable when the configuration is incomplete.
+    """
+    settings = JudgeSettings(
+        kind=(env.get("CITEQ_JUDGE") or "offline").strip().lower(),
+        base_url=env.get("CITEQ_JUDGE_BASE_URL") or None,
+        model=env.get("CITEQ_JUDGE_MODEL") or None,
+        api_key=env.get("CITEQ_JUDGE_API_KEY") or None,
+        timeout=env.get("CITEQ_JUDGE_TIMEOUT") or 30.0,
+    )
+    if settings.kind == "offline":
+        return OfflineJudge()
+    for name, value in (("CITEQ_JUDGE_BASE_URL", settings.base_url), ("CITEQ_JUDGE_MODEL", settings.model)):
+        if not value:
+            raise ValueError(f"CITEQ_JUDGE=openai needs {name}")
+    return OpenAIJudge(
+        base_url=settings.base_url, model=settings.model, api_key=settings.api_key, timeout=settings.timeout
+    )

@@ -1,0 +1,1 @@
+"""Fakes of external services that speak the real wire protocol on loopback."""
