@@ -307,7 +307,7 @@ def _narrative(body: str) -> list[tuple[int, _Marker]]:
             continue
         authors, et_al = _cited_names(match["authors"]), " et al" in match["authors"]
         for year in re.findall(_YEAR, match["years"]):
-            text = f"{match['authors']} ({year})"
+            text = _squash(f"{match['authors']} ({year})")
             marker = _Marker(text=text, span=match.span(), authors=authors, et_al=et_al, year=year)
             found.append((match.start(), marker))
     return found
@@ -324,8 +324,9 @@ def _numeric(body: str) -> list[tuple[int, _Marker]]:
 def _split_years(item: re.Match) -> list[tuple[str, str]]:
     """"Smith, 2019a, 2020" cites two works; the first keeps the literal text."""
     years = re.findall(_YEAR, item["years"])
-    first = (years[0], item["marker"]) if len(years) == 1 else (years[0], f"{item['authors']}, {years[0]}")
-    return [first] + [(y, f"{item['authors']}, {y}") for y in years[1:]]
+    authors = _squash(item["authors"])
+    first = (years[0], _squash(item["marker"])) if len(years) == 1 else (years[0], f"{authors}, {years[0]}")
+    return [first] + [(y, f"{authors}, {y}") for y in years[1:]]
 
 
 def _expand(items: str) -> list[int]:
@@ -341,7 +342,8 @@ def _expand(items: str) -> list[int]:
 
 def _cited_names(authors: str) -> list[str]:
     authors = re.sub(r"\s+et\s+al\.?", "", authors)
-    return [_strip_particles(n.strip()) for n in re.split(r",|\s&\s|\sand\s|\sund\s", authors) if n.strip()]
+    parts = re.split(r",|\s&\s|\sand\s|\sund\s", _squash(authors))
+    return [_strip_particles(n.strip()) for n in parts if n.strip()]
 
 
 def _by_sentence(body: str, found: list[tuple[int, _Marker]]):

@@ -84,91 +84,141 @@ def _no_passages() -> Judgement:
 
 # --- offline heuristic ------------------------------------------------------
 
-#: Cues that flip a statement's polarity (English and German).
+#: Cues that flip a statement's polarity (English and German). "without"/"ohne"
+#: are left out: "summers without a heat wave" negates nothing the claim says.
 NEGATION_CUES = (
-    "not", "no", "never", "neither", "nor", "cannot", "without", "none", "fail", "failed",
+    "not", "no", "never", "neither", "nor", "cannot", "none", "fail", "failed",
     "fails", "contrary", "unlike", "lack", "lacked", "absence",
-    "kein", "keine", "keinen", "keiner", "nicht", "nie", "niemals", "ohne", "weder",
+    "kein", "keine", "keinen", "keiner", "nicht", "nie", "niemals", "weder",
 )
 _NEGATION = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in NEGATION_CUES) + r")\b|n't\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])")
 
 
+class _Assessment(BaseModel):
+    verdict: Verdict
+    reason: str
+    coverage: float
+    focus: str
+    evidence: Hit
+
+
 class OfflineJudge:
     """A deterministic heuristic judge; see the module docstring for its limits.
 
-    For each passage it finds the two-sentence window covering most of the claim's
-    key terms (crudely stemmed to their first `stem` letters); the passage with the
-    best window is the evidence. Then, in this order:
+    Key terms are the claim's content words, crudely stemmed (a suffix cut, then
+    the first `stem` letters). The *focus* is the sentence, in any passage, that
+    shares most key terms; its passage is the evidence. Coverage is the share of
+    key terms found in the evidence passage, with half credit for terms found
+    only in the other passages (a claim often condenses a whole source). Then,
+    in this order:
 
-    - a number in the claim missing from a passage that does give numbers → not supported;
-    - coverage ≥ `partial_at` but the claim and the sentence disagree on negation
+    - a number in the claim found in none of the passages, while they do give
+      numbers → not supported;
+    - coverage ≥ `partial_at` but the claim and the focus disagree on negation
       → not supported (a contradiction);
-    - coverage ≥ `supported_at`, numbers confirmed or absent → supported;
+    - coverage ≥ `supported_at` → supported;
     - coverage ≥ `partial_at` → partially supported;
     - otherwise → not supported.
+
+    A claim made of clauses joined by "; ", ", and " or ", but " is judged
+    clause by clause: all supported → supported, none → not supported, a mix →
+    partially supported.
     """
 
-    def __init__(self, *, supported_at: float = 0.7, partial_at: float = 0.4, stem: int = 5) -> None:
+    def __init__(self, *, supported_at: float = 0.7, partial_at: float = 0.4, stem: int = 6) -> None:
         self.supported_at = supported_at
         self.partial_at = partial_at
         self.stem = stem
 
     def judge(self, claim: str, passages: list[Hit]) -> Judgement:
-        """Judge `claim` against the passage that covers it best."""
-        terms = self._terms(claim)
-        if not passages or not terms:
+        """Judge `claim` against `passages` (best first)."""
+        if not passages or not self._terms(claim):
             return _no_passages()
-        scored = [(self._best_window(terms, p), p) for p in passages]
-        # max() keeps the first of equal coverages: the better-ranked passage wins ties.
-        (coverage, window, focus), best = max(scored, key=lambda item: item[0][0])
-        verdict, reason = self._decide(claim, coverage, focus, best.text)
-        return Judgement(
-            verdict=verdict,
-            confidence=_confidence(verdict, coverage, self.supported_at, self.partial_at),
-            evidence=best.text,
-            evidence_page=best.page,
-            rationale=f"Heuristic: {reason} (key-term coverage {coverage:.0%} in: \"{_clip(window)}\").",
-        )
+        clauses = [c for c in _CLAUSE_BREAK.split(claim) if len(self._terms(c)) >= 2]
+        if len(clauses) < 2:
+            return self._judgement(self._assess(claim, passages))
+        return self._combine([self._assess(c, passages) for c in clauses])
 
-    def _decide(self, claim, coverage, focus, passage) -> tuple[Verdict, str]:
-        claim_numbers, passage_numbers = _numbers(claim), _numbers(passage)
+    def _assess(self, claim: str, passages: list[Hit]) -> _Assessment:
+        terms = self._terms(claim)
+        everything = " ".join(p.text for p in passages)
+        # Most shared terms wins, then the denser sentence; max() keeps the first
+        # of full ties, so the better-ranked passage wins those.
+        focus, evidence = max(
+            ((s, p) for p in passages for s in split_sentences(p.text) or [p.text]),
+            key=lambda pair: self._overlap(terms, pair[0]),
+        )
+        here = terms & self._terms(evidence.text)
+        elsewhere = (terms & self._terms(everything)) - here
+        coverage = (len(here) + 0.5 * len(elsewhere)) / len(terms)
+        verdict, reason = self._decide(claim, coverage, focus, everything)
+        return _Assessment(verdict=verdict, reason=reason, coverage=coverage, focus=focus, evidence=evidence)
+
+    def _overlap(self, terms: set[str], sentence: str) -> tuple[int, float]:
+        found = self._terms(sentence)
+        shared = len(terms & found)
+        return shared, shared / max(1, len(found))
+
+    def _decide(self, claim: str, coverage: float, focus: str, passages: str) -> tuple[Verdict, str]:
+        claim_numbers, passage_numbers = _numbers(claim), _numbers(passages)
         missing = claim_numbers - passage_numbers
         if coverage >= self.partial_at and missing and passage_numbers:
             return Verdict.not_supported, f"the source gives other figures than {', '.join(sorted(missing))}"
         if coverage >= self.partial_at and _negated(claim) != _negated(focus):
             return Verdict.not_supported, "the source states the opposite (negation cue)"
-        if coverage >= self.supported_at and not missing:
+        if coverage >= self.supported_at:
             return Verdict.supported, "the source states the claim's key terms"
-        if coverage >= self.partial_at and missing:
-            return Verdict.partially_supported, "the claim's figures are not in the source"
         if coverage >= self.partial_at:
             return Verdict.partially_supported, "the source states only part of the claim's key terms"
         return Verdict.not_supported, "the source shares few of the claim's key terms"
 
+    def _combine(self, parts: list[_Assessment]) -> Judgement:
+        verdicts = {a.verdict for a in parts}
+        if verdicts == {Verdict.supported}:
+            verdict = Verdict.supported
+        elif verdicts == {Verdict.not_supported}:
+            verdict = Verdict.not_supported
+        else:
+            verdict = Verdict.partially_supported
+        # Show the evidence of the best-supported clause; list every clause's reason.
+        lead = max(parts, key=lambda a: (a.verdict is Verdict.supported, a.coverage))
+        reasons = "; ".join(f"clause {i}: {a.verdict.value}, {a.reason}" for i, a in enumerate(parts, 1))
+        coverage = sum(a.coverage for a in parts) / len(parts)
+        combined = lead.model_copy(update={"verdict": verdict, "reason": reasons, "coverage": coverage})
+        return self._judgement(combined)
+
+    def _judgement(self, a: _Assessment) -> Judgement:
+        return Judgement(
+            verdict=a.verdict,
+            confidence=_confidence(a.verdict, a.coverage, self.supported_at, self.partial_at),
+            evidence=a.evidence.text,
+            evidence_page=a.evidence.page,
+            rationale=f"Heuristic: {a.reason} (key-term coverage {a.coverage:.0%}; "
+            f"closest sentence: \"{_clip(a.focus)}\").",
+        )
+
     def _terms(self, text: str) -> set[str]:
-        return {t[: self.stem] for t in tokenize(text) if not t.isdigit() and t not in _NEGATION_WORDS}
-
-    def _best_window(self, terms: set[str], passage: Hit) -> tuple[float, str, str]:
-        """(coverage, window, focus): the two-sentence window covering most key terms.
-
-        A claim often paraphrases a sentence and its follow-up, so coverage is
-        measured over two sentences; negation is read only in the window's
-        sentence that shares most terms (the focus), so that an unrelated "not"
-        next door does not flip the verdict.
-        """
-        sentences = split_sentences(passage.text) or [passage.text]
-        best = (-1.0, passage.text, passage.text)
-        for i in range(len(sentences)):
-            window = sentences[i : i + 2]
-            found = len(terms & self._terms(" ".join(window))) / len(terms)
-            if found > best[0]:
-                focus = max(window, key=lambda s: len(terms & self._terms(s)))
-                best = (found, " ".join(window), focus)
-        return best
+        return {_stem(t, self.stem) for t in tokenize(text) if not t.isdigit() and t not in _NEGATION_WORDS}
 
 
+_CLAUSE_BREAK = re.compile(r";\s+|,\s+(?:and|but|whereas|while|und|aber)\s+")
 _NEGATION_WORDS = frozenset(c for c in NEGATION_CUES if c.isalpha())
+
+
+#: Longest first; enough to let "cooled", "cooling" and "cooler" meet at "cool".
+_SUFFIXES = tuple(sorted(
+    """ational ations ation ments ment ingly ings ing ably ibly ness ities ity ies ied
+    ers er ed es ly ungen ung en s e""".split(), key=len, reverse=True,
+))
+
+
+def _stem(token: str, keep: int) -> str:
+    for suffix in _SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            token = token[: -len(suffix)]
+            break
+    return token[:keep]
 
 
 def _negated(text: str) -> bool:
