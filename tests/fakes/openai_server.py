@@ -41,7 +41,10 @@ class FakeChatServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
+        # A short poll interval makes stop() quick; the default 0.5 s adds up over many tests.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True
+        )
 
     @property
     def base_url(self) -> str:
