@@ -151,12 +151,22 @@ def extract_citations(thesis: str | Sequence[Page]) -> list[Citation]:
     references = parse_references(section)
     numeric_style = not references or references[0].number is not None
     found = _find_markers(body, numeric_style)
-    citations = []
+    citations: list[Citation] = []
     for (start, end), sentence_markers in _by_sentence(body, found):
+        sentence = body[start:end]
         for offset, marker in sentence_markers:
-            citations.append(
-                _citation(len(citations), body, (start, end), offset, marker, starts, references)
+            citation = Citation(
+                ordinal=len(citations),
+                claim=_claim(sentence),
+                sentence=_squash(sentence),
+                marker=marker.text,
+                page=_page_of(offset, starts),
+                cited_authors=marker.authors,
+                cited_year=marker.year,
+                cited_number=marker.number,
+                reference=_resolve(marker, references),
             )
+            citations.append(citation)
     return citations
 
 
@@ -268,7 +278,6 @@ def _find_doi(text: str) -> str | None:
 
 class _Marker(BaseModel):
     text: str
-    span: tuple[int, int]  #: what to cut from the sentence to make the claim
     authors: list[str] = Field(default_factory=list)
     et_al: bool = False
     year: str | None = None
@@ -292,10 +301,7 @@ def _parenthetical(body: str) -> list[tuple[int, _Marker]]:
                 continue
             pos = offset + part.start() + part.group(0).index(item.group("marker"))
             for year, text in _split_years(item):
-                marker = _Marker(
-                    text=text, span=group.span(), authors=_cited_names(item["authors"]),
-                    et_al=" et al" in item["authors"], year=year,
-                )
+                marker = _Marker(text=text, authors=_cited_names(item["authors"]), et_al=_et_al(item), year=year)
                 found.append((pos, marker))
     return found
 
@@ -305,10 +311,10 @@ def _narrative(body: str) -> list[tuple[int, _Marker]]:
     for match in _NARRATIVE.finditer(body):
         if match.group("authors").split()[0] in _NOT_AUTHORS:
             continue
-        authors, et_al = _cited_names(match["authors"]), " et al" in match["authors"]
+        authors, et_al = _cited_names(match["authors"]), _et_al(match)
         for year in re.findall(_YEAR, match["years"]):
             text = _squash(f"{match['authors']} ({year})")
-            marker = _Marker(text=text, span=match.span(), authors=authors, et_al=et_al, year=year)
+            marker = _Marker(text=text, authors=authors, et_al=et_al, year=year)
             found.append((match.start(), marker))
     return found
 
@@ -317,12 +323,16 @@ def _numeric(body: str) -> list[tuple[int, _Marker]]:
     found = []
     for match in _NUMERIC.finditer(body):
         for number in _expand(match["items"]):
-            found.append((match.start(), _Marker(text=f"[{number}]", span=match.span(), number=number)))
+            found.append((match.start(), _Marker(text=f"[{number}]", number=number)))
     return found
 
 
+def _et_al(match: re.Match) -> bool:
+    return re.search(r"\bet\s+al\b", match["authors"]) is not None
+
+
 def _split_years(item: re.Match) -> list[tuple[str, str]]:
-    """"Smith, 2019a, 2020" cites two works; the first keeps the literal text."""
+    """(year, marker) per work: "Smith, 2019a, 2020" cites two; the first keeps the literal text."""
     years = re.findall(_YEAR, item["years"])
     authors = _squash(item["authors"])
     first = (years[0], _squash(item["marker"])) if len(years) == 1 else (years[0], f"{authors}, {years[0]}")
@@ -356,38 +366,21 @@ def _by_sentence(body: str, found: list[tuple[int, _Marker]]):
     return sorted(grouped.items())
 
 
-def _citation(ordinal, body, span, offset, marker: _Marker, starts, references) -> Citation:
-    sentence = body[span[0] : span[1]]
-    return Citation(
-        ordinal=ordinal,
-        claim=_claim(body, span),
-        sentence=_squash(sentence),
-        marker=marker.text,
-        page=_page_of(offset, starts),
-        cited_authors=marker.authors,
-        cited_year=marker.year,
-        cited_number=marker.number,
-        reference=_resolve(marker, references),
-    )
-
-
-def _claim(body: str, span: tuple[int, int]) -> str:
-    sentence = body[span[0] : span[1]]
-    cuts = [m.span() for m, _ in _markers_in(sentence)]
-    for start, end in sorted(cuts, reverse=True):
+def _claim(sentence: str) -> str:
+    for start, end in sorted(_marker_spans(sentence), reverse=True):
         sentence = sentence[:start] + sentence[end:]
     claim = _squash(sentence)
     return re.sub(r"\s+([,.;:!?])", r"\1", claim).replace("()", "").strip()
 
 
-def _markers_in(sentence: str):
-    for match in _PAREN_GROUP.finditer(sentence):
-        if any(_PAREN_ITEM.fullmatch(p.strip()) for p in match.group(1).split(";")):
-            yield match, "paren"
-    for match in _NARRATIVE.finditer(sentence):
-        yield match, "narrative"
-    for match in _NUMERIC.finditer(sentence):
-        yield match, "numeric"
+def _marker_spans(sentence: str) -> list[tuple[int, int]]:
+    """Where the citation markers of a sentence are, to cut them from the claim."""
+    spans = [
+        m.span() for m in _PAREN_GROUP.finditer(sentence)
+        if any(_PAREN_ITEM.fullmatch(p.strip()) for p in m.group(1).split(";"))
+    ]
+    spans += [m.span() for m in _NARRATIVE.finditer(sentence) if m["authors"].split()[0] not in _NOT_AUTHORS]
+    return spans + [m.span() for m in _NUMERIC.finditer(sentence)]
 
 
 def _resolve(marker: _Marker, references: list[Reference]) -> Reference | None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import json
 from pathlib import Path
 
 from fpdf import FPDF

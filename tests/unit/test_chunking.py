@@ -50,7 +50,7 @@ def test_passages_respect_the_target_and_cut_at_sentence_ends():
 
 def test_neighbouring_passages_overlap_by_whole_sentences():
     passages = split_passages([Page(number=1, text=_sentences(30))], target_words=100, overlap=20)
-    for first, second in zip(passages, passages[1:]):
+    for first, second in zip(passages, passages[1:], strict=False):
         last_two = " ".join(first.text.split()[-20:])
         assert second.text.startswith(last_two)
 

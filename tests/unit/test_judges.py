@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+from datetime import UTC, datetime
 from email.utils import format_datetime
-from datetime import datetime, timezone
 
 import pytest
 
@@ -207,8 +207,8 @@ def test_openai_judge_makes_no_call_without_passages(server, judge):
 
 
 def test_retry_after_accepts_seconds_and_http_dates():
-    now = datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
-    later = format_datetime(datetime(2024, 5, 1, 12, 0, 30, tzinfo=timezone.utc), usegmt=True)
+    now = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+    later = format_datetime(datetime(2024, 5, 1, 12, 0, 30, tzinfo=UTC), usegmt=True)
     assert parse_retry_after("12") == 12.0
     assert parse_retry_after(later, now=now.timestamp()) == 30.0
     assert parse_retry_after("soon") is None

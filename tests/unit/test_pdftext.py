@@ -45,7 +45,7 @@ def test_text_source_is_one_page_with_umlauts_intact():
 
 
 def test_form_feeds_split_a_text_file_into_pages_and_a_trailing_one_adds_none():
-    data = "first page\fsecond page\fthird page\f".encode()
+    data = b"first page\fsecond page\fthird page\f"
     pages = extract_pages(data, "notes.md")
     assert [(p.number, p.text) for p in pages] == [(1, "first page"), (2, "second page"), (3, "third page")]
 
