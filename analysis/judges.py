@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import email.utils
 import json
-import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -30,8 +29,6 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from analysis.chunking import split_sentences
 from analysis.retrieval import Hit, tokenize
-
-logger = logging.getLogger(__name__)
 
 
 class Verdict(str, Enum):

@@ -12,13 +12,10 @@ on; a parse item fails with that reason and nothing else is harmed.
 from __future__ import annotations
 
 import io
-import logging
 import unicodedata
 from pathlib import PurePath
 
 from pydantic import BaseModel, Field
-
-logger = logging.getLogger(__name__)
 
 #: The PDF header; the spec lets it start anywhere in the first 1024 bytes.
 PDF_MAGIC = b"%PDF-"
