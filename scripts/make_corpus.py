@@ -28,7 +28,8 @@ FONT_CANDIDATES = [
     Path("/usr/share/fonts/TTF/DejaVuSerif.ttf"),
     Path("/Library/Fonts/DejaVuSerif.ttf"),
 ]
-# Fixed dates keep regenerated PDFs byte-identical when nothing changed.
+# Fixed dates keep regenerated PDFs byte-identical when nothing changed (all but
+# encrypted.pdf, whose file ID and key pypdf draws at random).
 FIXED_DATE = dt.datetime(2024, 1, 15, 12, 0, tzinfo=dt.timezone.utc)
 
 # --- sources -----------------------------------------------------------------
