@@ -1,0 +1,18 @@
+"""citeq's Dramatiq actors and their broker: ``dramatiq actors`` / ``periodiq actors``.
+
+Importing this package creates the Postgres broker (DATABASE_URL is read when the first
+connection is needed), adds the serialized-jobs middleware, makes it Dramatiq's global
+broker and declares every actor.
+"""
+
+import dramatiq
+
+from broker import PostgresBroker
+
+from .serialized import SerializedJobs
+
+broker = PostgresBroker()
+broker.add_middleware(SerializedJobs())
+dramatiq.set_broker(broker)
+
+from . import queue  # noqa: E402,F401 - declares the actors on the broker above

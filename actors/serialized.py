@@ -1,0 +1,79 @@
+"""Middleware for serialized actors: one running first-pass analysis per user.
+
+An actor declared with ``serialized=True`` takes the job id as its first argument.
+Before it runs, the job is marked running (a guarded transition that only the job's own
+message passes); any other message for the job is skipped, so duplicate deliveries are
+harmless. After it returns, the job is completed and the user's next job promoted in the
+same transaction. Delta re-checks pass through the same path but never block or promote.
+
+The actor may return :data:`analysis.userqueue.DEFERRED` (or the release may be deferred):
+then the job stays running, and whoever finishes it calls ``complete_job``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import dramatiq
+from dramatiq.middleware import Middleware, SkipMessage
+
+from analysis import userqueue
+from analysis.jobs import Job, JobStatus
+
+logger = logging.getLogger(__name__)
+
+_current = threading.local()
+
+#: Attempts to write a completion through a database blip before giving up on it.
+COMPLETE_ATTEMPTS = 3
+
+
+def current_job() -> tuple[Job, str]:
+    """The job (and its held-run status) the serialized actor on this thread runs."""
+    return _current.job
+
+
+class SerializedJobs(Middleware):
+    """Marks jobs running on start and completes/promotes on a terminal outcome."""
+
+    @property
+    def actor_options(self) -> set[str]:
+        return {"serialized"}
+
+    def before_process_message(self, broker, message) -> None:
+        _current.job = None
+        if not broker.get_actor(message.actor_name).options.get("serialized"):
+            return
+        job_id = message.args[0]
+        try:
+            started = userqueue.start_job(job_id, message.message_id, broker=broker)
+        except Exception:  # noqa: BLE001 - the resume sweeper re-sends a job left pending
+            logger.exception("could not start job %s; skipping its message", job_id)
+            raise SkipMessage() from None
+        if started is None:
+            logger.info("duplicate message skipped", extra={"action": "duplicate_skipped", "job_id": job_id,
+                                                            "message_id": message.message_id})
+            raise SkipMessage()
+        _current.job = started
+
+    def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
+        started, _current.job = getattr(_current, "job", None), None
+        if started is None or result is userqueue.DEFERRED:
+            return
+        job = started[0]
+        if exception is None:
+            outcome, reason = JobStatus.SUCCEEDED, None
+        else:
+            outcome, reason = JobStatus.FAILED, f"{type(exception).__name__}: {exception}"[:500]
+        for attempt in range(COMPLETE_ATTEMPTS):
+            try:
+                userqueue.complete_job(job.id, outcome, reason=reason, user_id=job.user_id, broker=broker)
+                return
+            except dramatiq.errors.ConnectionError:
+                time.sleep(0.2 * 2**attempt)
+        # Dead-letter the message: the stall sweeper then fails the job (refunded) and the
+        # user's queue moves on, instead of the job staying "running" forever.
+        logger.error("could not complete job %s; dead-lettering its message", job.id)
+        message.fail()

@@ -1,0 +1,307 @@
+-- Named queries of the per-user analysis queue, loaded once by analysis/db.py.
+-- Every block starts with "-- name --" and a one-line description; parameters are
+-- %(named)s. Names are entity first and end in how many rows come back.
+-- Transitions are guarded (WHERE status = ...): zero rows means "not in that state any
+-- more", which the caller handles. Timestamps of transitions use clock_timestamp() so
+-- the audit trail orders events inside one transaction too.
+
+-- account_get_one --
+-- The account admission charges; no row means an unknown user.
+SELECT credits FROM accounts WHERE user_id = %(user_id)s;
+
+-- account_upsert_one --
+-- Create an account (or top it up) with a grant in the ledger.
+WITH account AS (
+    INSERT INTO accounts (user_id, email, credits)
+    VALUES (%(user_id)s, %(email)s, %(credits)s)
+    ON CONFLICT (user_id) DO UPDATE SET credits = accounts.credits + excluded.credits
+    RETURNING user_id, credits
+), grant_entry AS (
+    INSERT INTO credit_ledger (user_id, kind, amount)
+    SELECT user_id, 'grant', %(credits)s FROM account WHERE %(credits)s > 0
+)
+SELECT credits FROM account;
+
+-- job_get_by_idempotency_key_one --
+-- The job an earlier admission with the same key created.
+SELECT id, status::text FROM analysis_jobs
+WHERE user_id = %(user_id)s AND idempotency_key = %(idempotency_key)s;
+
+-- job_get_one --
+-- One job of a user (the delta re-check's original, a job to cancel).
+SELECT id, user_id, status::text, delta_of_job_id FROM analysis_jobs
+WHERE id = %(job_id)s AND (%(user_id)s::bigint IS NULL OR user_id = %(user_id)s);
+
+-- admission_facts_one --
+-- What admission checks besides the documents: the user's active first-pass jobs and
+-- whether today's budget of the judge provider is spent.
+SELECT
+    (SELECT count(*) FROM analysis_jobs
+     WHERE user_id = %(user_id)s AND delta_of_job_id IS NULL
+       AND status IN ('queued', 'pending', 'running'))::int AS active_jobs,
+    coalesce((SELECT calls_used >= call_limit FROM provider_daily_budget
+              WHERE provider = %(provider)s AND day = (now() AT TIME ZONE 'utc')::date), false)
+        AS budget_exhausted;
+
+-- documents_of_user_many --
+-- The given documents, if they belong to the user.
+SELECT id, kind::text, status::text, doi FROM documents
+WHERE user_id = %(user_id)s AND id = ANY(%(ids)s::bigint[]);
+
+-- job_insert_one --
+-- Admit a job. The INSERT decides its status: a delta re-check is pending; a first-pass
+-- job is queued behind a queued/pending/running first-pass job of the user, else
+-- pending. Runs under the user's advisory lock, so the decision cannot race another
+-- admission or a promotion. The same statement links the documents, creates the held
+-- run and records the admission.
+WITH job AS (
+    INSERT INTO analysis_jobs (user_id, thesis_id, delta_of_job_id, status, cost, message_id,
+                               idempotency_key, options, promoted_at)
+    SELECT %(user_id)s, %(thesis_id)s, %(delta_of_job_id)s, decided.status, %(cost)s, %(message_id)s,
+           %(idempotency_key)s, %(options)s::jsonb,
+           CASE WHEN decided.status = 'pending' THEN clock_timestamp() END
+    FROM (
+        SELECT CASE
+            WHEN %(delta_of_job_id)s::bigint IS NOT NULL THEN 'pending'
+            WHEN EXISTS (SELECT 1 FROM analysis_jobs
+                         WHERE user_id = %(user_id)s AND delta_of_job_id IS NULL
+                           AND status IN ('queued', 'pending', 'running')) THEN 'queued'
+            ELSE 'pending'
+        END::analysis_job_status AS status
+    ) AS decided
+    RETURNING id, user_id, status
+), linked AS (
+    INSERT INTO analysis_job_documents (job_id, document_id)
+    SELECT job.id, d.id FROM job, unnest(%(document_ids)s::bigint[]) AS d(id)
+), held AS (
+    INSERT INTO held_runs (job_id) SELECT id FROM job
+), event AS (
+    INSERT INTO analysis_job_events (job_id, user_id, event, detail)
+    SELECT id, user_id, 'admitted', status::text FROM job
+)
+SELECT id, status::text FROM job;
+
+-- credit_charge_one --
+-- Charge a job's cost: debit the balance only if it covers the cost, and write the
+-- ledger row (unique per job and kind). No row: not enough credits.
+WITH debit AS (
+    UPDATE accounts SET credits = credits - %(amount)s
+    WHERE user_id = %(user_id)s AND credits >= %(amount)s
+    RETURNING user_id
+)
+INSERT INTO credit_ledger (user_id, job_id, kind, amount)
+SELECT user_id, %(job_id)s, 'charge', -%(amount)s FROM debit
+RETURNING id;
+
+-- credit_refund_one --
+-- Give a job's charge back, at most once: the ledger's unique (job, kind) makes a second
+-- refund insert nothing, and the balance moves only with an inserted row.
+WITH entry AS (
+    INSERT INTO credit_ledger (user_id, job_id, kind, amount)
+    SELECT user_id, job_id, 'refund', -amount FROM credit_ledger
+    WHERE job_id = %(job_id)s AND kind = 'charge'
+    ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO NOTHING
+    RETURNING user_id, amount
+)
+UPDATE accounts a SET credits = a.credits + entry.amount
+FROM entry WHERE a.user_id = entry.user_id
+RETURNING entry.amount;
+
+-- job_promote_next_one --
+-- Under the user's lock: the oldest queued job becomes pending with a fresh message id,
+-- unless a first-pass job of the user is pending or running. (Queued implies first-pass:
+-- a CHECK keeps delta re-checks out of 'queued'.)
+WITH next AS (
+    SELECT id FROM analysis_jobs
+    WHERE user_id = %(user_id)s AND status = 'queued'
+      AND NOT EXISTS (SELECT 1 FROM analysis_jobs
+                      WHERE user_id = %(user_id)s AND delta_of_job_id IS NULL
+                        AND status IN ('pending', 'running'))
+    ORDER BY id
+    LIMIT 1
+), promoted AS (
+    UPDATE analysis_jobs j
+    SET status = 'pending', promoted_at = clock_timestamp(), message_id = %(message_id)s
+    FROM next
+    WHERE j.id = next.id AND j.status = 'queued'
+    RETURNING j.id, j.user_id
+), event AS (
+    INSERT INTO analysis_job_events (job_id, user_id, event, detail)
+    SELECT id, user_id, 'promoted', %(via)s FROM promoted
+)
+SELECT id FROM promoted;
+
+-- job_start_one --
+-- A worker starts a job: pending -> running. Only the job's own message may start it;
+-- a re-delivery of that message (its worker died) restarts a running job. Any other
+-- message for the job is a duplicate: no row, and the caller skips it.
+WITH started AS (
+    UPDATE analysis_jobs
+    SET status = 'running', started_at = clock_timestamp()
+    WHERE id = %(job_id)s AND message_id = %(message_id)s AND status IN ('pending', 'running')
+    RETURNING id, user_id, thesis_id, delta_of_job_id, options
+), event AS (
+    INSERT INTO analysis_job_events (job_id, user_id, event)
+    SELECT id, user_id, 'started' FROM started
+)
+SELECT s.id, s.user_id, s.thesis_id, s.delta_of_job_id, s.options, h.status::text
+FROM started s JOIN held_runs h ON h.job_id = s.id;
+
+-- job_finish_one --
+-- A running job ends (succeeded or failed). No row: it was not running any more.
+WITH finished AS (
+    UPDATE analysis_jobs
+    SET status = %(outcome)s::analysis_job_status, finished_at = clock_timestamp(),
+        failure_reason = %(reason)s
+    WHERE id = %(job_id)s AND status = 'running'
+    RETURNING id, user_id, delta_of_job_id
+), event AS (
+    INSERT INTO analysis_job_events (job_id, user_id, event, detail)
+    SELECT id, user_id, %(outcome)s, %(reason)s FROM finished
+)
+SELECT user_id, delta_of_job_id FROM finished;
+
+-- job_cancel_one --
+-- Withdraw a job that has not started: queued or pending -> canceled, its held run too.
+WITH canceled AS (
+    UPDATE analysis_jobs
+    SET status = 'canceled', finished_at = clock_timestamp()
+    WHERE id = %(job_id)s AND status IN ('queued', 'pending')
+    RETURNING id, user_id
+), held AS (
+    UPDATE held_runs SET status = 'canceled', next_attempt_at = NULL
+    FROM canceled WHERE held_runs.job_id = canceled.id AND held_runs.status = 'held'
+), event AS (
+    INSERT INTO analysis_job_events (job_id, user_id, event)
+    SELECT id, user_id, 'canceled' FROM canceled
+)
+SELECT id FROM canceled;
+
+-- held_run_release_one --
+-- The provider answered: the held run of a running job is released. No row: it was
+-- released already, or expired/canceled meanwhile (then the work must not start).
+WITH released AS (
+    UPDATE held_runs h
+    SET status = 'released', released_at = clock_timestamp(), next_attempt_at = NULL
+    FROM analysis_jobs j
+    WHERE h.job_id = %(job_id)s AND h.status = 'held' AND j.id = h.job_id AND j.status = 'running'
+    RETURNING h.job_id, j.user_id
+), event AS (
+    INSERT INTO analysis_job_events (job_id, user_id, event)
+    SELECT job_id, user_id, 'released' FROM released
+)
+SELECT job_id FROM released;
+
+-- held_run_defer_one --
+-- A release failed transiently: count it, open the release window at the first failure,
+-- and schedule the next attempt with capped, jittered exponential backoff
+-- (min(cap, base * 2^attempts) scaled by a random factor in [0.5, 1)).
+WITH deferred AS (
+    UPDATE held_runs h
+    SET release_attempts = h.release_attempts + 1,
+        last_error = %(error)s,
+        window_ends_at = coalesce(h.window_ends_at,
+                                  coalesce(%(now)s, now()) + %(window_seconds)s * interval '1 second'),
+        next_attempt_at = coalesce(%(now)s, now())
+            + least(%(backoff_cap)s, %(backoff_base)s * power(2, h.release_attempts))
+              * (0.5 + random() / 2) * interval '1 second'
+    FROM analysis_jobs j
+    WHERE h.job_id = %(job_id)s AND h.status = 'held' AND j.id = h.job_id
+    RETURNING h.job_id, j.user_id, h.release_attempts, h.next_attempt_at
+), event AS (
+    INSERT INTO analysis_job_events (job_id, user_id, event, detail)
+    SELECT job_id, user_id, 'release_deferred', %(error)s FROM deferred
+)
+SELECT release_attempts, next_attempt_at FROM deferred;
+
+-- held_run_due_many --
+-- Held runs of running jobs whose next release attempt is due (release-retry sweeper).
+SELECT h.job_id, j.user_id FROM held_runs h JOIN analysis_jobs j ON j.id = h.job_id
+WHERE h.status = 'held' AND h.next_attempt_at <= coalesce(%(now)s, now()) AND j.status = 'running'
+ORDER BY h.next_attempt_at
+LIMIT %(limit)s;
+
+-- held_run_claim_retry_one --
+-- Under the user's lock, take one due held run for this sweep: either its window is over
+-- (expire = true) or it gets a new message and a redispatch deadline. The guard on
+-- next_attempt_at makes a second sweeper find nothing.
+WITH due AS (
+    SELECT h.job_id, h.window_ends_at <= coalesce(%(now)s, now()) AS expire
+    FROM held_runs h JOIN analysis_jobs j ON j.id = h.job_id
+    WHERE h.job_id = %(job_id)s AND h.status = 'held' AND j.status = 'running'
+      AND h.next_attempt_at <= coalesce(%(now)s, now())
+    FOR UPDATE OF h
+), expired AS (
+    UPDATE held_runs h SET status = 'expired', next_attempt_at = NULL
+    FROM due WHERE h.job_id = due.job_id AND due.expire
+), redispatched AS (
+    UPDATE held_runs h
+    SET next_attempt_at = coalesce(%(now)s, now()) + %(redispatch_seconds)s * interval '1 second'
+    FROM due WHERE h.job_id = due.job_id AND NOT due.expire
+), job AS (
+    UPDATE analysis_jobs j SET message_id = %(message_id)s
+    FROM due WHERE j.id = due.job_id AND NOT due.expire
+)
+SELECT expire FROM due;
+
+-- job_resend_one --
+-- Give a pending job a new message id in place of a lost one; guarded on the old id,
+-- so two sweepers cannot both re-send.
+WITH resent AS (
+    UPDATE analysis_jobs SET message_id = %(message_id)s
+    WHERE id = %(job_id)s AND status = 'pending' AND message_id = %(old_message_id)s
+    RETURNING id, user_id
+), event AS (
+    INSERT INTO analysis_job_events (job_id, user_id, event)
+    SELECT id, user_id, 'resent' FROM resent
+)
+SELECT id FROM resent;
+
+-- job_pending_without_message_many --
+-- Pending jobs whose message is neither queued nor running: it was lost, pruned, or
+-- acknowledged without starting the job (a database blip in the start hook).
+SELECT j.id, j.message_id FROM analysis_jobs j
+WHERE j.status = 'pending'
+  AND NOT EXISTS (SELECT 1 FROM citeq_messages m
+                  WHERE m.message_id = j.message_id AND m.state IN ('queued', 'running'))
+ORDER BY j.id
+LIMIT %(limit)s;
+
+-- job_running_with_dead_message_many --
+-- Running jobs whose message was dead-lettered (its workers kept dying until the
+-- deliveries ran out) and not re-queued since: they will never finish on their own.
+SELECT j.id, j.user_id, m.dead_reason FROM analysis_jobs j
+JOIN citeq_messages m ON m.message_id = j.message_id AND m.state = 'dead'
+WHERE j.status = 'running'
+  AND NOT EXISTS (SELECT 1 FROM citeq_messages l
+                  WHERE l.message_id = j.message_id AND l.state IN ('queued', 'running'))
+ORDER BY j.id
+LIMIT %(limit)s;
+
+-- user_stalled_many --
+-- Users with a queued job and no pending or running first-pass job: their queue stalled
+-- (a lost fast path, a cancel from elsewhere). With the oldest queued job each.
+SELECT q.user_id, min(q.id) AS oldest_queued FROM analysis_jobs q
+WHERE q.status = 'queued'
+  AND NOT EXISTS (SELECT 1 FROM analysis_jobs a
+                  WHERE a.user_id = q.user_id AND a.delta_of_job_id IS NULL
+                    AND a.status IN ('pending', 'running'))
+GROUP BY q.user_id
+ORDER BY min(q.id)
+LIMIT %(limit)s;
+
+-- provider_budget_set_one --
+-- Set a provider's call limit for a day (today when day is NULL).
+INSERT INTO provider_daily_budget (provider, day, call_limit, calls_used)
+VALUES (%(provider)s, coalesce(%(day)s, (now() AT TIME ZONE 'utc')::date), %(call_limit)s,
+        coalesce(%(calls_used)s, 0))
+ON CONFLICT (provider, day) DO UPDATE
+SET call_limit = excluded.call_limit,
+    calls_used = coalesce(%(calls_used)s, provider_daily_budget.calls_used);
+
+-- provider_budget_use_one --
+-- Count calls against today's budget; no row when there is no budget left for them.
+UPDATE provider_daily_budget SET calls_used = calls_used + %(calls)s
+WHERE provider = %(provider)s AND day = (now() AT TIME ZONE 'utc')::date
+  AND calls_used + %(calls)s <= call_limit
+RETURNING call_limit - calls_used AS remaining;

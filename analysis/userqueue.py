@@ -1,0 +1,358 @@
+"""The per-user analysis queue: admit, start, release, complete, promote, cancel.
+
+Every admission and every promotion runs inside :func:`user_lock`, the one place that
+names the user's advisory lock. Within it, the database decides: the INSERT decides a new
+job's status, guarded UPDATEs decide transitions, a partial unique index makes two active
+first-pass jobs of one user impossible.
+
+Messages are sent by actor name (``analyze``, ``promote``) on the broker passed in (or
+Dramatiq's global one), inside the caller's transaction: visible to workers on commit,
+gone on rollback. The actors themselves live in ``actors/``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+import dramatiq
+from pydantic import BaseModel, Field
+
+from broker import locks
+
+from . import credits, db
+from .errors import (
+    BudgetExhausted,
+    DocumentNotReady,
+    InsufficientCredits,
+    InvalidDoi,
+    NoSources,
+    NotCancelable,
+    PayloadTooLarge,
+    QueueFull,
+    ReleaseDeferred,
+    TransientReleaseError,
+    UnknownDocument,
+    UnknownJob,
+    UnknownUser,
+)
+from .jobs import Admission, Job, JobStatus
+from .settings import QueueSettings
+
+logger = logging.getLogger(__name__)
+
+#: The advisory-lock scope of a user's queue. Only :func:`user_lock` may use it: a second
+#: spelling of the key would silently split the lock (a test greps the code for it).
+LOCK_SCOPE = "analysis_queue"
+
+ANALYZE_ACTOR = "analyze"
+PROMOTE_ACTOR = "promote"
+
+_DOI = re.compile(r"^10\.\d{4,9}/\S+$")
+
+
+class Deferred:
+    """Returned by the work callable when the pipeline finishes the job later itself
+    (with :func:`complete_job`); the middleware then leaves the job running."""
+
+    def __repr__(self) -> str:
+        return "DEFERRED"
+
+
+DEFERRED = Deferred()
+
+
+class AdmissionRequest(BaseModel):
+    """An admission as it arrives over HTTP or the CLI (validated once, here)."""
+
+    user_id: int
+    thesis_id: int
+    source_ids: list[int] = Field(default_factory=list)
+    delta_of_job_id: int | None = None
+    idempotency_key: str | None = Field(None, max_length=200)
+    options: dict = Field(default_factory=dict)
+
+
+# -- the lock ---------------------------------------------------------------------------
+
+
+def user_lock(cur, user_id: int) -> None:
+    """Serialize with every admission and promotion of this user (until the transaction ends)."""
+    locks.xact_lock(cur, LOCK_SCOPE, int(user_id))
+
+
+# -- transactions and messages ------------------------------------------------------------
+
+
+def _broker(broker) -> dramatiq.Broker:
+    return broker if broker is not None else dramatiq.get_broker()
+
+
+@contextmanager
+def _transaction(broker, connection=None) -> Iterator:
+    """One transaction: on a pooled connection, or inside the caller's own (not committed here)."""
+    if connection is None:
+        with broker.transaction() as cur:
+            yield cur
+        return
+    if connection.autocommit:
+        raise ValueError("admit(connection=...) needs a connection in a transaction, not autocommit")
+    with broker.bind(connection), connection.cursor() as cur:
+        yield cur
+
+
+def _send(broker, actor_name: str, *, args: tuple, message_id: str | None = None, **options) -> None:
+    message = broker.get_actor(actor_name).message_with_options(args=args, **options)
+    if message_id is not None:
+        message = message.copy(message_id=message_id)
+    broker.enqueue(message)
+
+
+def _new_message_id() -> str:
+    return str(uuid.uuid4())
+
+
+# -- admission ------------------------------------------------------------------------------
+
+
+def admit(
+    user_id: int,
+    thesis_id: int,
+    source_ids: Sequence[int],
+    *,
+    delta_of_job_id: int | None = None,
+    idempotency_key: str | None = None,
+    options: dict | None = None,
+    broker=None,
+    connection=None,
+    settings: QueueSettings | None = None,
+) -> Admission:
+    """Admit one analysis: validate, hold, charge, enqueue — all or nothing, at the call.
+
+    Runs in one transaction under the user's lock (the caller's transaction when
+    ``connection`` is given; then the caller commits). Raises an
+    :class:`~analysis.errors.AdmissionError` subclass for anything that can fail
+    synchronously, leaving no job, no held run and no charge behind. A repeated
+    ``idempotency_key`` returns the first admission (``created=False``).
+    """
+    broker = _broker(broker)
+    settings = settings or QueueSettings.from_env()
+    options = options or {}
+    encoded = json.dumps(options, separators=(",", ":"))
+    if len(encoded.encode()) > settings.max_options_bytes:
+        raise PayloadTooLarge(size=len(encoded.encode()), limit=settings.max_options_bytes)
+    if not source_ids:
+        raise NoSources()
+    with _transaction(broker, connection) as cur:
+        user_lock(cur, user_id)
+        if idempotency_key is not None:
+            row = db.one(cur, "job_get_by_idempotency_key_one", user_id=user_id, idempotency_key=idempotency_key)
+            if row is not None:
+                return Admission(job_id=row[0], status=JobStatus(row[1]), created=False)
+        _validate(cur, user_id, thesis_id, list(source_ids), delta_of_job_id, settings)
+        message_id = _new_message_id()
+        job_id, status = db.one(
+            cur, "job_insert_one", user_id=user_id, thesis_id=thesis_id, delta_of_job_id=delta_of_job_id,
+            cost=settings.job_cost, message_id=message_id, idempotency_key=idempotency_key,
+            options=encoded, document_ids=[thesis_id, *dict.fromkeys(source_ids)],
+        )
+        if not credits.charge(cur, user_id, job_id, settings.job_cost):
+            raise InsufficientCredits(cost=settings.job_cost)
+        if status == JobStatus.PENDING:
+            _send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+    logger.info("analysis admitted", extra={"action": "job_admitted", "job_id": job_id, "user_id": user_id,
+                                            "status": status, "delta_of_job_id": delta_of_job_id})
+    return Admission(job_id=job_id, status=JobStatus(status), created=True)
+
+
+def _validate(cur, user_id, thesis_id, source_ids, delta_of_job_id, settings: QueueSettings) -> None:
+    balance = credits.balance(cur, user_id)
+    if balance is None:
+        raise UnknownUser(user_id=user_id)
+    if balance < settings.job_cost:
+        raise InsufficientCredits(balance=balance, cost=settings.job_cost)
+    if delta_of_job_id is not None and db.one(cur, "job_get_one", job_id=delta_of_job_id, user_id=user_id) is None:
+        raise UnknownJob(job_id=delta_of_job_id)
+    _validate_documents(cur, user_id, thesis_id, source_ids)
+    active_jobs, budget_exhausted = db.one(cur, "admission_facts_one", user_id=user_id,
+                                           provider=settings.judge_provider)
+    if delta_of_job_id is None and active_jobs >= settings.max_active_jobs:
+        raise QueueFull(active=active_jobs, limit=settings.max_active_jobs)
+    if budget_exhausted:
+        raise BudgetExhausted(provider=settings.judge_provider)
+
+
+def _validate_documents(cur, user_id: int, thesis_id: int, source_ids: list[int]) -> None:
+    rows = {r[0]: r[1:] for r in db.many(cur, "documents_of_user_many", user_id=user_id,
+                                         ids=[thesis_id, *source_ids])}
+    expected = [(thesis_id, "thesis"), *((s, "source") for s in source_ids)]
+    for doc_id, kind in expected:
+        if doc_id not in rows or rows[doc_id][0] != kind:
+            raise UnknownDocument(f"document {doc_id} is not a {kind} of this user", document_id=doc_id)
+    for doc_id, _ in expected:
+        if rows[doc_id][1] != "parsed":
+            raise DocumentNotReady(document_id=doc_id, status=rows[doc_id][1])
+    for doc_id in source_ids:
+        doi = rows[doc_id][2]
+        if doi is not None and not _DOI.match(doi):
+            raise InvalidDoi(f"source {doc_id} has a malformed DOI: {doi!r}", document_id=doc_id, doi=doi)
+
+
+# -- promotion ------------------------------------------------------------------------------
+
+
+def _promote_next(cur, broker, user_id: int, via: str) -> int | None:
+    """Inside the user's lock and the caller's transaction: promote and send the next job."""
+    message_id = _new_message_id()
+    row = db.one(cur, "job_promote_next_one", user_id=user_id, message_id=message_id, via=via)
+    if row is None:
+        return None
+    _send(broker, ANALYZE_ACTOR, args=(row[0],), message_id=message_id)
+    logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": row[0], "user_id": user_id,
+                                            "via": via})
+    return row[0]
+
+
+def promote(user_id: int, *, via: str = "promote", broker=None) -> int | None:
+    """Promote the user's oldest queued job if nothing of theirs is pending or running."""
+    broker = _broker(broker)
+    with broker.transaction() as cur:
+        user_lock(cur, user_id)
+        return _promote_next(cur, broker, user_id, via)
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def start_job(job_id: int, message_id: str, *, broker=None) -> tuple[Job, str] | None:
+    """Mark the job running for this message; (job, held-run status), or None to skip it."""
+    row = db.one_on(_broker(broker), "job_start_one", job_id=job_id, message_id=message_id)
+    if row is None:
+        return None
+    job = Job(id=row[0], user_id=row[1], thesis_id=row[2], delta_of_job_id=row[3], options=row[4] or {})
+    logger.info("analysis started", extra={"action": "job_started", "job_id": job_id, "user_id": job.user_id})
+    return job, row[5]
+
+
+def run_job(job: Job, held_status: str, *, broker=None, settings: QueueSettings | None = None):
+    """Release the job's held run (once) and do its work; the work's result.
+
+    Raises :class:`ReleaseDeferred` when the release failed transiently (the
+    release-retry sweeper tries again) or the held run is no longer releasable.
+    """
+    broker = _broker(broker)
+    settings = settings or QueueSettings.from_env()
+    if held_status == "held":
+        _release(job, broker, settings)
+    elif held_status != "released":
+        raise ReleaseDeferred(f"held run is {held_status}", job_id=job.id)
+    return plugin(settings.analyze_work, _simulated_work)(job, settings)
+
+
+def _release(job: Job, broker, settings: QueueSettings) -> None:
+    check = plugin(settings.release_check, _provider_always_available)
+    try:
+        check(job)
+    except TransientReleaseError as exc:
+        defer_release(job.id, str(exc), broker=broker, settings=settings)
+        raise ReleaseDeferred(str(exc), job_id=job.id) from exc
+    if db.one_on(broker, "held_run_release_one", job_id=job.id) is None:
+        raise ReleaseDeferred("held run expired or was canceled meanwhile", job_id=job.id)
+
+
+def defer_release(job_id: int, error: str, *, now=None, broker=None, settings: QueueSettings | None = None):
+    """Record a failed release and schedule its retry; (attempts, next attempt at) or None."""
+    settings = settings or QueueSettings.from_env()
+    row = db.one_on(
+        _broker(broker), "held_run_defer_one", job_id=job_id, error=error[:500], now=now,
+        window_seconds=settings.release_window_seconds, backoff_base=settings.release_backoff_base,
+        backoff_cap=settings.release_backoff_cap,
+    )
+    if row is not None:
+        logger.warning("held run release deferred", extra={"action": "release_deferred", "job_id": job_id,
+                                                           "attempts": row[0], "next_attempt_at": str(row[1])})
+    return row
+
+
+def complete_job(job_id: int, outcome: JobStatus | str, *, reason: str | None = None,
+                 user_id: int | None = None, broker=None) -> bool:
+    """Finish a running job and, for a first-pass job, promote the user's next one — in one
+    transaction under the user's lock. A failed job's credit is refunded (once).
+
+    This is the hook the pipeline calls when it finishes a job itself. Returns False when
+    the job was not running (finished already): completing twice is harmless.
+    """
+    outcome = JobStatus(outcome)
+    if outcome not in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        raise ValueError(f"a running job ends succeeded or failed, not {outcome.value}")
+    broker = _broker(broker)
+    with broker.transaction() as cur:
+        if user_id is None:
+            row = db.one(cur, "job_get_one", job_id=job_id, user_id=None)
+            if row is None:
+                raise UnknownJob(job_id=job_id)
+            user_id = row[1]
+        user_lock(cur, user_id)
+        return finish_locked(cur, broker, job_id, user_id, outcome, reason)
+
+
+def finish_locked(cur, broker, job_id: int, user_id: int, outcome: JobStatus, reason: str | None) -> bool:
+    """:func:`complete_job` inside a transaction that already holds the user's lock."""
+    if outcome is JobStatus.FAILED and not reason:
+        reason = "failed"
+    row = db.one(cur, "job_finish_one", job_id=job_id, outcome=outcome.value, reason=reason)
+    if row is None:
+        return False
+    if outcome is JobStatus.FAILED:
+        credits.refund(cur, job_id)
+    if row[1] is None:
+        _promote_next(cur, broker, user_id, via="completion")
+    logger.info("analysis finished", extra={"action": "job_finished", "job_id": job_id, "user_id": user_id,
+                                            "outcome": outcome.value, "reason": reason})
+    return True
+
+
+def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
+    """Cancel a queued or pending job: refund its credit; the user's queue moves on."""
+    broker = _broker(broker)
+    with broker.transaction() as cur:
+        row = db.one(cur, "job_get_one", job_id=job_id, user_id=user_id)
+        if row is None:
+            raise UnknownJob(job_id=job_id)
+        user_lock(cur, row[1])
+        if db.one(cur, "job_cancel_one", job_id=job_id) is None:
+            raise NotCancelable(job_id=job_id, status=row[2])
+        credits.refund(cur, job_id)
+        _promote_next(cur, broker, row[1], via="cancel")
+    logger.info("analysis canceled", extra={"action": "job_canceled", "job_id": job_id, "user_id": row[1]})
+
+
+# -- pluggable work and release check -----------------------------------------------------------
+
+_plugins: dict[str, Callable] = {}
+
+
+def plugin(spec: str, default: Callable) -> Callable:
+    """The callable named ``module:function`` (imported once), or ``default`` for an empty spec."""
+    if not spec:
+        return default
+    if spec not in _plugins:
+        module, _, name = spec.partition(":")
+        _plugins[spec] = getattr(importlib.import_module(module), name)
+    return _plugins[spec]
+
+
+def _simulated_work(job: Job, settings: QueueSettings) -> None:
+    """The stand-in analysis until the pipeline plugs in: sleeps ``analyze_seconds``."""
+    if settings.analyze_seconds:
+        time.sleep(settings.analyze_seconds)
+
+
+def _provider_always_available(job: Job) -> None:
+    """The offline judge needs no provider: releasing never has to wait."""

@@ -1,0 +1,80 @@
+"""Pluggable work and release check for the queue tests, steered through the database so
+that worker processes of the end-to-end tests obey the test too.
+
+    CITEQ_ANALYZE_WORK=tests.e2e.hooks:work
+    CITEQ_RELEASE_CHECK=tests.e2e.hooks:release_check
+
+A job's ``options`` choose what its work does: ``seconds`` to run, ``fail`` to raise,
+``hold`` to wait until the flag of that name is set. ``release_check`` fails while the
+flag ``provider_down`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import psycopg2
+
+from analysis.errors import TransientReleaseError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS test_flags (name text PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS test_runs (
+    job_id bigint NOT NULL, pid integer NOT NULL,
+    started_at timestamptz NOT NULL, finished_at timestamptz
+);
+"""
+
+
+def _connect():
+    conn = psycopg2.connect(os.environ["DATABASE_URL"])
+    conn.autocommit = True
+    return conn
+
+
+def install(conn) -> None:
+    with conn.cursor() as cur:
+        cur.execute(SCHEMA)
+
+
+def set_flag(conn, name: str, on: bool = True) -> None:
+    with conn.cursor() as cur:
+        if on:
+            cur.execute("INSERT INTO test_flags VALUES (%s) ON CONFLICT DO NOTHING", (name,))
+        else:
+            cur.execute("DELETE FROM test_flags WHERE name = %s", (name,))
+
+
+def _flag(cur, name: str) -> bool:
+    cur.execute("SELECT 1 FROM test_flags WHERE name = %s", (name,))
+    return cur.fetchone() is not None
+
+
+def work(job, settings) -> None:
+    conn = _connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("INSERT INTO test_runs (job_id, pid, started_at) VALUES (%s, %s, clock_timestamp())",
+                        (job.id, os.getpid()))
+            hold = job.options.get("hold")
+            deadline = time.monotonic() + 60
+            while hold and not _flag(cur, hold) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(job.options.get("seconds", 0))
+            if job.options.get("fail"):
+                raise RuntimeError("the analysis broke")
+            cur.execute("UPDATE test_runs SET finished_at = clock_timestamp() "
+                        "WHERE job_id = %s AND pid = %s AND finished_at IS NULL", (job.id, os.getpid()))
+    finally:
+        conn.close()
+
+
+def release_check(job) -> None:
+    conn = _connect()
+    try:
+        with conn.cursor() as cur:
+            if _flag(cur, "provider_down"):
+                raise TransientReleaseError("judge provider unreachable")
+    finally:
+        conn.close()

@@ -1,0 +1,98 @@
+"""Fixtures of the analysis-queue tests: the actors' own broker on the test database,
+an in-process worker for it, and Given-helpers for accounts and documents."""
+
+from __future__ import annotations
+
+import time
+
+import dramatiq
+import pytest
+
+from tests.conftest import query
+
+
+def wait_for(predicate, timeout=20.0, interval=0.02, message="condition"):
+    """Poll ``predicate`` until it is truthy; fail the test at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{message} not met within {timeout}s")
+        time.sleep(interval)
+
+
+@pytest.fixture
+def queue_broker(db, monkeypatch):
+    """The broker of ``actors`` (with the serialized middleware and every actor), on the test db."""
+    monkeypatch.setenv("DATABASE_URL", db)
+    import actors
+
+    actors.broker.settings.lease_seconds = 5
+    actors.broker.settings.poll_interval = 0.2
+    dramatiq.set_broker(actors.broker)
+    return actors.broker
+
+
+@pytest.fixture
+def queue_worker(queue_broker):
+    """An in-process worker (8 threads) consuming the analysis and maintenance queues."""
+    w = dramatiq.Worker(queue_broker, worker_threads=8, worker_timeout=100)
+    w.start()
+    yield w
+    w.stop()
+
+
+def open_account(conn, user_id: int, credits: int = 10) -> None:
+    query(conn, "INSERT INTO accounts (user_id, credits) VALUES (%s, %s)", user_id, credits)
+    if credits:
+        query(conn, "INSERT INTO credit_ledger (user_id, kind, amount) VALUES (%s, 'grant', %s)", user_id, credits)
+
+
+def add_documents(conn, user_id: int, sources: int = 2, *, status: str = "parsed",
+                  dois: list | None = None) -> tuple[int, list[int]]:
+    """A thesis and ``sources`` source documents of the user: (thesis_id, source_ids)."""
+    thesis = query(conn, "INSERT INTO documents (user_id, kind, filename, status) "
+                         "VALUES (%s, 'thesis', 'thesis.pdf', %s) RETURNING id", user_id, status)[0][0]
+    dois = dois or [f"10.1234/src.{i}" for i in range(sources)]
+    ids = [query(conn, "INSERT INTO documents (user_id, kind, filename, status, doi) "
+                       "VALUES (%s, 'source', %s, %s, %s) RETURNING id",
+                 user_id, f"source{i}.pdf", status, dois[i])[0][0] for i in range(sources)]
+    return thesis, ids
+
+
+def given_user(conn, user_id: int, credits: int = 10) -> tuple[int, list[int]]:
+    """An account with credits and parsed documents: (thesis_id, source_ids)."""
+    open_account(conn, user_id, credits)
+    return add_documents(conn, user_id)
+
+
+def statuses(conn, user_id: int) -> list[tuple[int, str]]:
+    return [(r[0], r[1]) for r in query(conn, "SELECT id, status::text FROM analysis_jobs "
+                                              "WHERE user_id = %s ORDER BY id", user_id)]
+
+
+def balance(conn, user_id: int) -> int:
+    return query(conn, "SELECT credits FROM accounts WHERE user_id = %s", user_id)[0][0]
+
+
+def runs(conn, user_id: int | None = None) -> list[tuple[int, float, float]]:
+    """(job_id, started, finished) of every completed first-pass run, from the event audit."""
+    return query(conn, """
+        SELECT s.job_id, extract(epoch FROM s.at)::float8, extract(epoch FROM f.at)::float8
+        FROM analysis_job_events s
+        JOIN analysis_jobs j ON j.id = s.job_id
+        JOIN LATERAL (SELECT at FROM analysis_job_events f
+                      WHERE f.job_id = s.job_id AND f.id > s.id
+                        AND f.event IN ('succeeded', 'failed') ORDER BY f.id LIMIT 1) f ON true
+        WHERE s.event = 'started' AND j.delta_of_job_id IS NULL
+          AND (%s::bigint IS NULL OR j.user_id = %s)
+        ORDER BY s.at""", user_id, user_id)
+
+
+def assert_no_overlap(conn, user_id: int) -> None:
+    """No two first-pass runs of the user overlap (from recorded start and finish times)."""
+    spans = sorted((s, f, j) for j, s, f in runs(conn, user_id))
+    for (s1, f1, j1), (s2, f2, j2) in zip(spans, spans[1:]):
+        assert f1 <= s2, f"jobs {j1} and {j2} of user {user_id} overlap"
