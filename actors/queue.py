@@ -17,7 +17,7 @@ from periodiq import cron
 from analysis import sweepers, userqueue
 from analysis.errors import ReleaseDeferred
 
-from .serialized import current_job
+from .serialized import current_job, defer_completion
 
 #: A real analysis may take long; the stall sweeper and leases cover dead workers.
 ANALYZE_TIME_LIMIT_MS = 6 * 3600 * 1000
@@ -30,9 +30,11 @@ def analyze(job_id: int):
     """Run one analysis job (release its held run, then the pluggable work)."""
     job, held_status = current_job()
     try:
-        return userqueue.run_job(job, held_status)
+        outcome = userqueue.run_job(job, held_status)
     except ReleaseDeferred:
-        return userqueue.DEFERRED
+        outcome = userqueue.DEFERRED
+    if outcome is userqueue.DEFERRED:
+        defer_completion()
 
 
 @dramatiq.actor(actor_name=userqueue.PROMOTE_ACTOR, queue_name="maintenance", max_retries=5)

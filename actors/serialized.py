@@ -6,8 +6,8 @@ message passes); any other message for the job is skipped, so duplicate deliveri
 harmless. After it returns, the job is completed and the user's next job promoted in the
 same transaction. Delta re-checks pass through the same path but never block or promote.
 
-The actor may return :data:`analysis.userqueue.DEFERRED` (or the release may be deferred):
-then the job stays running, and whoever finishes it calls ``complete_job``.
+The actor may call :func:`defer_completion` (its work handed the job on, or the release
+was deferred): then the job stays running, and whoever finishes it calls ``complete_job``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,11 @@ def current_job() -> tuple[Job, str]:
     return _current.job
 
 
+def defer_completion() -> None:
+    """Leave the current job running after the actor returns: someone else completes it."""
+    _current.deferred = True
+
+
 class SerializedJobs(Middleware):
     """Marks jobs running on start and completes/promotes on a terminal outcome."""
 
@@ -43,7 +48,7 @@ class SerializedJobs(Middleware):
         return {"serialized"}
 
     def before_process_message(self, broker, message) -> None:
-        _current.job = None
+        _current.job, _current.deferred = None, False
         if not broker.get_actor(message.actor_name).options.get("serialized"):
             return
         job_id = message.args[0]
@@ -60,7 +65,7 @@ class SerializedJobs(Middleware):
 
     def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
         started, _current.job = getattr(_current, "job", None), None
-        if started is None or result is userqueue.DEFERRED:
+        if started is None or getattr(_current, "deferred", False):
             return
         job = started[0]
         if exception is None:

@@ -4,6 +4,7 @@ an in-process worker for it, and Given-helpers for accounts and documents."""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import dramatiq
 import pytest
@@ -35,13 +36,23 @@ def queue_broker(db, monkeypatch):
     return actors.broker
 
 
+@contextmanager
+def running_worker(broker, threads: int = 8):
+    """An in-process worker; on exit it stops and leaves no middleware behind on the broker."""
+    w = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=100)
+    w.start()
+    try:
+        yield w
+    finally:
+        w.stop()
+        broker.middleware[:] = [m for m in broker.middleware if getattr(m, "worker", None) is not w]
+
+
 @pytest.fixture
 def queue_worker(queue_broker):
     """An in-process worker (8 threads) consuming the analysis and maintenance queues."""
-    w = dramatiq.Worker(queue_broker, worker_threads=8, worker_timeout=100)
-    w.start()
-    yield w
-    w.stop()
+    with running_worker(queue_broker) as w:
+        yield w
 
 
 def open_account(conn, user_id: int, credits: int = 10) -> None:

@@ -1,0 +1,239 @@
+"""Running the queue: strict order per user, no overlap, delta bypass, failures, sweepers."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from analysis import sweepers, userqueue
+from analysis.jobs import JobStatus
+from analysis.settings import QueueSettings
+from tests.conftest import query
+from tests.e2e import hooks
+from tests.integration.conftest import (
+    assert_no_overlap, balance, given_user, running_worker, statuses, wait_for,
+)
+
+
+@pytest.fixture
+def hooked(conn, monkeypatch):
+    """Work and release check steered through the database (tests/e2e/hooks.py)."""
+    hooks.install(conn)
+    monkeypatch.setenv("CITEQ_ANALYZE_WORK", "tests.e2e.hooks:work")
+    monkeypatch.setenv("CITEQ_RELEASE_CHECK", "tests.e2e.hooks:release_check")
+    return conn
+
+
+def status(conn, job_id) -> str:
+    return query(conn, "SELECT status::text FROM analysis_jobs WHERE id = %s", job_id)[0][0]
+
+
+def events(conn, job_id) -> list[str]:
+    return [r[0] for r in query(conn, "SELECT event FROM analysis_job_events WHERE job_id = %s ORDER BY id", job_id)]
+
+
+def all_done(conn, user_id=None):
+    return query(conn, "SELECT count(*) = 0 FROM analysis_jobs WHERE status NOT IN ('succeeded', 'failed', 'canceled') "
+                       "AND (%s::bigint IS NULL OR user_id = %s)", user_id, user_id)[0][0]
+
+
+def test_sixteen_concurrent_admissions_run_in_order_without_overlap(queue_broker, queue_worker, hooked):
+    thesis, sources = given_user(hooked, 1, credits=16)
+    barrier = threading.Barrier(16)
+
+    def click():
+        barrier.wait()
+        userqueue.admit(1, thesis, sources, options={"seconds": 0.02})
+
+    threads = [threading.Thread(target=click) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    wait_for(lambda: all_done(hooked), message="all 16 jobs finished")
+    assert {s for _, s in statuses(hooked, 1)} == {"succeeded"}
+    started = [r[0] for r in query(hooked, "SELECT job_id FROM test_runs ORDER BY started_at")]
+    assert started == sorted(started), "ran in admission order"
+    assert_no_overlap(hooked, 1)
+    assert balance(hooked, 1) == 0
+
+
+def test_another_users_job_starts_while_the_first_user_has_four_queued(queue_broker, queue_worker, hooked):
+    a_thesis, a_sources = given_user(hooked, 1)
+    b_thesis, b_sources = given_user(hooked, 2)
+    a_jobs = [userqueue.admit(1, a_thesis, a_sources, options={"hold": "release_a"}) for _ in range(5)]
+    wait_for(lambda: status(hooked, a_jobs[0].job_id) == "running")
+
+    b_job = userqueue.admit(2, b_thesis, b_sources)
+
+    wait_for(lambda: status(hooked, b_job.job_id) == "succeeded", message="B's job finished")
+    assert [s for _, s in statuses(hooked, 1)] == ["running"] + ["queued"] * 4
+    hooks.set_flag(hooked, "release_a")
+    wait_for(lambda: all_done(hooked, 1), message="A's jobs finished")
+    assert_no_overlap(hooked, 1)
+
+
+def test_delta_recheck_runs_while_the_first_pass_job_runs(queue_broker, queue_worker, hooked):
+    thesis, sources = given_user(hooked, 1)
+    first = userqueue.admit(1, thesis, sources, options={"hold": "delta_done"})
+    queued = userqueue.admit(1, thesis, sources)
+    wait_for(lambda: status(hooked, first.job_id) == "running")
+
+    delta = userqueue.admit(1, thesis, sources, delta_of_job_id=first.job_id)
+
+    wait_for(lambda: status(hooked, delta.job_id) == "succeeded", message="delta finished")
+    assert status(hooked, first.job_id) == "running" and status(hooked, queued.job_id) == "queued"
+    hooks.set_flag(hooked, "delta_done")
+    wait_for(lambda: all_done(hooked), message="queue drained")
+    assert "promoted" not in events(hooked, delta.job_id)
+
+
+def test_a_failing_analysis_is_refunded_and_the_queue_moves_on(queue_broker, queue_worker, hooked):
+    thesis, sources = given_user(hooked, 1, credits=2)
+    broken = userqueue.admit(1, thesis, sources, options={"fail": True})
+    fine = userqueue.admit(1, thesis, sources)
+
+    wait_for(lambda: all_done(hooked), message="both finished")
+
+    assert statuses(hooked, 1) == [(broken.job_id, "failed"), (fine.job_id, "succeeded")]
+    assert "RuntimeError" in query(hooked, "SELECT failure_reason FROM analysis_jobs WHERE id = %s", broken.job_id)[0][0]
+    assert balance(hooked, 1) == 1
+
+
+def test_a_duplicate_message_is_skipped(queue_broker, hooked):
+    thesis, sources = given_user(hooked, 1)
+    job = userqueue.admit(1, thesis, sources)
+    queue_broker.get_actor("analyze").send(job.job_id)  # a stray second message for the job
+
+    with running_worker(queue_broker, threads=2):
+        queue_broker.join("analysis", timeout=20_000)
+
+    assert status(hooked, job.job_id) == "succeeded"
+    assert events(hooked, job.job_id).count("started") == 1
+    assert query(hooked, "SELECT count(*) FROM test_runs")[0][0] == 1
+
+
+def test_resume_sweeper_promotes_when_the_fast_path_was_lost(queue_broker, queue_worker, hooked):
+    thesis, sources = given_user(hooked, 1)
+    first = userqueue.admit(1, thesis, sources, options={"hold": "never"})
+    second = userqueue.admit(1, thesis, sources)
+    wait_for(lambda: status(hooked, first.job_id) == "running")
+    # The first job's completion committed without its tail (the process died right after):
+    query(hooked, "UPDATE analysis_jobs SET status = 'succeeded', finished_at = now() WHERE id = %s", first.job_id)
+    hooks.set_flag(hooked, "never")
+
+    assert sweepers.resume() == {"stalled_users": 1, "resent": 0}
+    sweepers.resume()  # a second sweep (another scheduler) before the promotion ran
+
+    assert query(hooked, "SELECT count(*) FROM citeq_messages WHERE actor_name = 'promote'")[0][0] == 1
+
+    wait_for(lambda: status(hooked, second.job_id) == "succeeded", message="second job ran")
+    assert events(hooked, second.job_id).count("promoted") == 1
+
+
+def test_resume_sweeper_resends_a_pending_job_whose_message_is_lost(queue_broker, hooked):
+    thesis, sources = given_user(hooked, 1)
+    job = userqueue.admit(1, thesis, sources)
+    query(hooked, "DELETE FROM citeq_messages")
+
+    assert sweepers.resume()["resent"] == 1
+    assert sweepers.resume()["resent"] == 0
+
+    with running_worker(queue_broker, threads=2):
+        wait_for(lambda: status(hooked, job.job_id) == "succeeded")
+
+
+def test_stall_sweeper_fails_a_job_whose_message_died_and_refunds_once(queue_broker, hooked):
+    thesis, sources = given_user(hooked, 1, credits=2)
+    job = userqueue.admit(1, thesis, sources)
+    nxt = userqueue.admit(1, thesis, sources)
+    # The job started, then its workers kept dying until the deliveries ran out.
+    message_id = query(hooked, "SELECT message_id FROM analysis_jobs WHERE id = %s", job.job_id)[0][0]
+    assert userqueue.start_job(job.job_id, message_id) is not None
+    query(hooked, "UPDATE citeq_messages SET state = 'dead', dead_reason = 'lease expired', finished_at = now() "
+                  "WHERE message_id = %s", message_id)
+
+    first, second = sweepers.stall(), sweepers.stall()
+
+    assert first["failed"] == 1 and second["failed"] == 0
+    assert status(hooked, job.job_id) == "failed" and status(hooked, nxt.job_id) == "pending"
+    assert balance(hooked, 1) == 1
+
+
+def _hold_release_failing(conn, monkeypatch, window=600.0):
+    monkeypatch.setenv("CITEQ_RELEASE_WINDOW_SECONDS", str(window))
+    monkeypatch.setenv("CITEQ_RELEASE_BACKOFF_BASE", "1")
+    hooks.set_flag(conn, "provider_down")
+
+
+def test_release_timeout_after_the_window_refunds_exactly_once(queue_broker, queue_worker, hooked, monkeypatch):
+    _hold_release_failing(hooked, monkeypatch)
+    thesis, sources = given_user(hooked, 1, credits=2)
+    job = userqueue.admit(1, thesis, sources)
+    nxt = userqueue.admit(1, thesis, sources)
+    wait_for(lambda: "release_deferred" in events(hooked, job.job_id))
+    assert status(hooked, job.job_id) == "running" and status(hooked, nxt.job_id) == "queued"
+
+    # Retries inside the window, with growing, jittered delays (the clock moves, no sleeping).
+    now = datetime.now(timezone.utc)
+    delays = []
+    for step in range(1, 5):
+        now += timedelta(seconds=20)
+        assert sweepers.retry_releases(now=now) == {"retried": 1, "expired": 0}
+        wait_for(lambda s=step: events(hooked, job.job_id).count("release_deferred") == s + 1)
+        attempts, next_at = query(hooked, "SELECT release_attempts, next_attempt_at FROM held_runs WHERE job_id = %s",
+                                  job.job_id)[0]
+        delays.append((next_at - datetime.now(timezone.utc)).total_seconds())
+    assert attempts == 5
+    assert delays[-1] > delays[0], "exponential backoff"
+    assert all(d <= 300 for d in delays), "capped"
+
+    # After the window: release_timeout, one refund, the queue moves on — even with two sweeps.
+    later = now + timedelta(seconds=600)
+    results = []
+    sweeps = [threading.Thread(target=lambda: results.append(sweepers.retry_releases(now=later))) for _ in range(2)]
+    for t in sweeps:
+        t.start()
+    for t in sweeps:
+        t.join()
+    assert sum(r["expired"] for r in results) == 1
+    assert query(hooked, "SELECT status::text, failure_reason FROM analysis_jobs WHERE id = %s", job.job_id) == [
+        ("failed", "release_timeout")]
+    assert query(hooked, "SELECT count(*) FROM credit_ledger WHERE job_id = %s AND kind = 'refund'", job.job_id)[0][0] == 1
+    assert query(hooked, "SELECT status::text FROM held_runs WHERE job_id = %s", job.job_id)[0][0] == "expired"
+    hooks.set_flag(hooked, "provider_down", False)
+    wait_for(lambda: status(hooked, nxt.job_id) == "succeeded", message="next job ran")
+    assert balance(hooked, 1) == 1
+
+
+def test_release_succeeds_when_the_provider_returns_inside_the_window(queue_broker, queue_worker, hooked, monkeypatch):
+    _hold_release_failing(hooked, monkeypatch)
+    thesis, sources = given_user(hooked, 1)
+    job = userqueue.admit(1, thesis, sources)
+    wait_for(lambda: "release_deferred" in events(hooked, job.job_id))
+
+    hooks.set_flag(hooked, "provider_down", False)
+    assert sweepers.retry_releases(now=datetime.now(timezone.utc) + timedelta(seconds=30))["retried"] == 1
+
+    wait_for(lambda: status(hooked, job.job_id) == "succeeded", message="job ran after the release")
+    assert events(hooked, job.job_id)[-3:] == ["started", "released", "succeeded"]
+    assert balance(hooked, 1) == 9
+
+
+def test_complete_job_hook_promotes_in_the_same_transaction(queue_broker, conn):
+    thesis, sources = given_user(conn, 1)
+    first = userqueue.admit(1, thesis, sources)
+    second = userqueue.admit(1, thesis, sources)
+    message_id = query(conn, "SELECT message_id FROM analysis_jobs WHERE id = %s", first.job_id)[0][0]
+    userqueue.start_job(first.job_id, message_id)
+
+    assert userqueue.complete_job(first.job_id, JobStatus.SUCCEEDED) is True
+    assert userqueue.complete_job(first.job_id, JobStatus.SUCCEEDED) is False
+
+    assert statuses(conn, 1) == [(first.job_id, "succeeded"), (second.job_id, "pending")]
+    assert query(conn, "SELECT f.at < p.at FROM analysis_job_events f, analysis_job_events p "
+                       "WHERE f.job_id = %s AND f.event = 'succeeded' AND p.job_id = %s AND p.event = 'promoted'",
+                 first.job_id, second.job_id)[0][0]
