@@ -89,17 +89,17 @@ def balance(conn, user_id: int) -> int:
 
 
 def runs(conn, user_id: int | None = None) -> list[tuple[int, float, float]]:
-    """(job_id, started, finished) of every completed first-pass run, from the event audit."""
+    """(job_id, first start, finish) of every finished first-pass job, from the event audit.
+    A job restarted after a crash spans from its first start: the widest, strictest span."""
     return query(conn, """
-        SELECT s.job_id, extract(epoch FROM s.at)::float8, extract(epoch FROM f.at)::float8
-        FROM analysis_job_events s
-        JOIN analysis_jobs j ON j.id = s.job_id
-        JOIN LATERAL (SELECT at FROM analysis_job_events f
-                      WHERE f.job_id = s.job_id AND f.id > s.id
-                        AND f.event IN ('succeeded', 'failed') ORDER BY f.id LIMIT 1) f ON true
-        WHERE s.event = 'started' AND j.delta_of_job_id IS NULL
-          AND (%s::bigint IS NULL OR j.user_id = %s)
-        ORDER BY s.at""", user_id, user_id)
+        SELECT e.job_id,
+               extract(epoch FROM min(e.at) FILTER (WHERE e.event = 'started'))::float8,
+               extract(epoch FROM min(e.at) FILTER (WHERE e.event IN ('succeeded', 'failed')))::float8
+        FROM analysis_job_events e JOIN analysis_jobs j ON j.id = e.job_id
+        WHERE j.delta_of_job_id IS NULL AND (%s::bigint IS NULL OR j.user_id = %s)
+        GROUP BY e.job_id
+        HAVING bool_or(e.event = 'started') AND bool_or(e.event IN ('succeeded', 'failed'))
+        ORDER BY 2""", user_id, user_id)
 
 
 def assert_no_overlap(conn, user_id: int) -> None:
