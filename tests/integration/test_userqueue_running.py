@@ -192,6 +192,7 @@ def test_release_timeout_after_the_window_refunds_exactly_once(queue_broker, que
     assert all(d <= 300 for d in delays), "capped"
 
     # After the window: release_timeout, one refund, the queue moves on — even with two sweeps.
+    hooks.set_flag(hooked, "provider_down", False)  # so that the next job's release passes
     later = now + timedelta(seconds=600)
     results = []
     sweeps = [threading.Thread(target=lambda: results.append(sweepers.retry_releases(now=later))) for _ in range(2)]
@@ -204,7 +205,6 @@ def test_release_timeout_after_the_window_refunds_exactly_once(queue_broker, que
         ("failed", "release_timeout")]
     assert query(hooked, "SELECT count(*) FROM credit_ledger WHERE job_id = %s AND kind = 'refund'", job.job_id)[0][0] == 1
     assert query(hooked, "SELECT status::text FROM held_runs WHERE job_id = %s", job.job_id)[0][0] == "expired"
-    hooks.set_flag(hooked, "provider_down", False)
     wait_for(lambda: status(hooked, nxt.job_id) == "succeeded", message="next job ran")
     assert balance(hooked, 1) == 1
 
