@@ -135,6 +135,10 @@ SELECT id FROM promoted;
 -- A worker starts a job: pending -> running. Only the job's own message may start it;
 -- a re-delivery of that message (its worker died) restarts a running job. Any other
 -- message for the job is a duplicate: no row, and the caller skips it.
+-- Worker-side transitions skip the synchronous commit, like the broker's acks and claims:
+-- a database crash can only lose the newest commits, in order, and then the message's
+-- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
+SET LOCAL synchronous_commit = off;
 WITH started AS (
     UPDATE analysis_jobs
     SET status = 'running', started_at = clock_timestamp()
@@ -149,6 +153,10 @@ FROM started s JOIN held_runs h ON h.job_id = s.id;
 
 -- job_finish_one --
 -- A running job ends (succeeded or failed). No row: it was not running any more.
+-- Worker-side transitions skip the synchronous commit, like the broker's acks and claims:
+-- a database crash can only lose the newest commits, in order, and then the message's
+-- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
+SET LOCAL synchronous_commit = off;
 WITH finished AS (
     UPDATE analysis_jobs
     SET status = %(outcome)s::analysis_job_status, finished_at = clock_timestamp(),
@@ -180,6 +188,10 @@ SELECT id FROM canceled;
 -- held_run_release_one --
 -- The provider answered: the held run of a running job is released. No row: it was
 -- released already, or expired/canceled meanwhile (then the work must not start).
+-- Worker-side transitions skip the synchronous commit, like the broker's acks and claims:
+-- a database crash can only lose the newest commits, in order, and then the message's
+-- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
+SET LOCAL synchronous_commit = off;
 WITH released AS (
     UPDATE held_runs h
     SET status = 'released', released_at = clock_timestamp(), next_attempt_at = NULL

@@ -1,0 +1,283 @@
+"""Benchmark the per-user analysis queue (issue 3).
+
+    .venv/bin/python scripts/bench_queue.py                 # the full run
+    .venv/bin/python scripts/bench_queue.py --users 200     # a quicker throughput run
+
+Figures, all on this machine in one run:
+
+* admit latency p50/p99: 16 client threads calling ``analysis.userqueue.admit`` at once,
+  all for one user (they serialize on that user's lock) and for 16 users (one each);
+* promotion latency p50/p99: 200 back-to-back no-op jobs of one user on a real worker
+  process; per job, the time from the previous job's completion (its ``succeeded`` event,
+  written in the completion transaction that also promotes and sends this job) to this
+  job's ``started`` event — both taken with clock_timestamp() in the database;
+* serialized throughput: --users x 5 no-op jobs admitted in one transaction, drained by
+  real worker processes (``dramatiq actors scripts.bench_queue``), as a ratio to the raw
+  broker draining as many no-op messages of a plain actor with the same processes.
+
+Database: the server of DATABASE_URL when set, else the embedded one; the database
+``citeq_bench_queue`` is created afresh and migrated.
+"""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import ExitStack
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import dramatiq  # noqa: E402
+
+#: Targets of issue 3.
+TARGET_PROMOTION_P50_MS = 20.0
+TARGET_PROMOTION_P99_MS = 100.0
+TARGET_ADMIT_P99_MS = 25.0
+TARGET_THROUGHPUT_RATIO = 0.5
+
+
+def _noop(i: int) -> None:
+    """The raw broker's no-op."""
+
+
+def declare_noop():
+    """Declare the no-op actor on the current global broker (the workers import this module
+    after ``actors``; the benchmark process declares it once it has set up that broker)."""
+    return dramatiq.actor(_noop, actor_name="bench_noop", queue_name="bench_raw", max_retries=0)
+
+
+if __name__ != "__main__":
+    bench_noop = declare_noop()
+
+
+def say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def database() -> str:
+    from broker.migrate import migrate
+    from citeq.devdb import EmbeddedPostgres, ensure_database, with_dbname
+
+    admin = os.environ.get("DATABASE_URL") or EmbeddedPostgres.for_name("main").start()
+    ensure_database(admin, "citeq_bench_queue", recreate=True)
+    url = with_dbname(admin, "citeq_bench_queue")
+    migrate(url)
+    return url
+
+
+def sql(url: str, statement: str, *params):
+    import psycopg2
+
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            cur.execute(statement, params)
+            return cur.fetchall() if cur.description else None
+    finally:
+        conn.close()
+
+
+def reset(url: str) -> None:
+    sql(url, "TRUNCATE analysis_job_events, analysis_job_documents, held_runs, credit_ledger, analysis_jobs, "
+             "documents, accounts, citeq_messages, citeq_results RESTART IDENTITY CASCADE")
+
+
+def given_users(url: str, users: range, credits: int) -> dict[int, tuple[int, list[int]]]:
+    sql(url, "INSERT INTO accounts (user_id, credits) SELECT u, %s FROM generate_series(%s, %s) u",
+        credits, users.start, users.stop - 1)
+    sql(url, "INSERT INTO documents (user_id, kind, filename, status) "
+             "SELECT u, k::document_kind, k || '.pdf', 'parsed' FROM generate_series(%s, %s) u, "
+             "unnest(ARRAY['thesis', 'source']) k", users.start, users.stop - 1)
+    rows = sql(url, "SELECT user_id, kind::text, id FROM documents")
+    docs: dict[int, tuple[int, list[int]]] = {}
+    for user, kind, doc in rows:
+        thesis, sources = docs.get(user, (0, []))
+        docs[user] = (doc, sources) if kind == "thesis" else (thesis, [*sources, doc])
+    return docs
+
+
+class Workers:
+    """Real worker processes: ``dramatiq actors scripts.bench_queue``."""
+
+    def __init__(self, url: str, processes: int, threads: int) -> None:
+        env = dict(os.environ, DATABASE_URL=url, CITEQ_POLL_INTERVAL="0.2")
+        self.proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "dramatiq"), "actors", "scripts.bench_queue",
+             "--processes", str(processes), "--threads", str(threads), "--path", "."],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while sql(url, "SELECT count(*) FROM citeq_workers")[0][0] < processes:
+            if time.monotonic() > deadline:
+                raise RuntimeError("worker processes did not start")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(timeout=30)
+
+
+def wait_until(url: str, statement: str, timeout: float = 600.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not sql(url, statement)[0][0]:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for: {statement}")
+        time.sleep(0.02)
+
+
+# -- scenarios --------------------------------------------------------------------------------
+
+
+def bench_admit(url: str, *, one_user: bool, per_client: int) -> list[float]:
+    from analysis import userqueue
+    from analysis.settings import QueueSettings
+
+    reset(url)
+    docs = given_users(url, range(1, 17), credits=10**6)
+    settings = QueueSettings(max_active_jobs=10**6)
+    barrier = threading.Barrier(16)
+    # Warm the pool: a web process keeps its connections; connecting is not admission.
+    with ExitStack() as stack:
+        for _ in range(16):
+            stack.enter_context(dramatiq.get_broker().connection())
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def client(n: int) -> None:
+        user = 1 if one_user else n + 1
+        thesis, sources = docs[user]
+        mine = []
+        barrier.wait()
+        for _ in range(per_client):
+            t0 = time.perf_counter()
+            userqueue.admit(user, thesis, sources, settings=settings)
+            mine.append((time.perf_counter() - t0) * 1000)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies
+
+
+def bench_promotion(url: str, jobs: int) -> list[float]:
+    from analysis import userqueue
+    from analysis.settings import QueueSettings
+
+    reset(url)
+    thesis, sources = given_users(url, range(1, 2), credits=jobs)[1]
+    workers = Workers(url, processes=1, threads=4)
+    try:
+        conn = _transaction_connection(url)
+        for _ in range(jobs):
+            userqueue.admit(1, thesis, sources, connection=conn, settings=QueueSettings(max_active_jobs=jobs))
+        conn.commit()
+        wait_until(url, "SELECT count(*) = 0 FROM analysis_jobs WHERE status <> 'succeeded'")
+    finally:
+        workers.stop()
+    rows = sql(url, """
+        SELECT extract(epoch FROM s.at - f.at) * 1000
+        FROM analysis_jobs j
+        JOIN analysis_job_events s ON s.job_id = j.id AND s.event = 'started'
+        JOIN analysis_job_events f ON f.job_id = j.id - 1 AND f.event = 'succeeded'
+        WHERE j.user_id = 1""")
+    return [float(r[0]) for r in rows]
+
+
+def _transaction_connection(url: str):
+    import psycopg2
+
+    conn = psycopg2.connect(url)
+    conn.autocommit = False
+    return conn
+
+
+def bench_throughput(url: str, users: int, per_user: int, processes: int, threads: int) -> tuple[float, float]:
+    from analysis import userqueue
+
+    broker = dramatiq.get_broker()
+    bench_noop = broker.get_actor("bench_noop")
+    total = users * per_user
+
+    reset(url)
+    workers = Workers(url, processes, threads)
+    try:
+        with broker.transaction():
+            broker.enqueue_many([bench_noop.message(i) for i in range(total)])
+        t0 = time.perf_counter()
+        wait_until(url, "SELECT count(*) = 0 FROM citeq_messages WHERE state IN ('queued', 'running')")
+        raw = total / (time.perf_counter() - t0)
+
+        docs = given_users(url, range(1, users + 1), credits=per_user)
+        conn = _transaction_connection(url)
+        for _ in range(per_user):
+            for user in range(1, users + 1):
+                userqueue.admit(user, *docs[user], connection=conn)
+        conn.commit()
+        t0 = time.perf_counter()
+        wait_until(url, "SELECT count(*) = 0 FROM analysis_jobs WHERE status <> 'succeeded'")
+        serialized = total / (time.perf_counter() - t0)
+    finally:
+        workers.stop()
+    return raw, serialized
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--users", type=int, default=1000, help="users of the throughput run (x5 jobs)")
+    parser.add_argument("--promotions", type=int, default=200, help="back-to-back jobs of one user")
+    parser.add_argument("--admits", type=int, default=25, help="admissions per client thread")
+    parser.add_argument("--processes", type=int, default=2, help="worker processes of the throughput run")
+    parser.add_argument("--threads", type=int, default=8, help="threads per worker process")
+    args = parser.parse_args()
+
+    url = database()
+    os.environ["DATABASE_URL"] = url
+    # One pooled connection per client thread, as a web process serving 16 clients would have.
+    os.environ.setdefault("CITEQ_POOL_SIZE", "20")
+    import actors  # noqa: F401 - the broker, the middleware and the actors of the queue
+
+    dramatiq.set_broker(actors.broker)
+    declare_noop()
+
+    ok = True
+    for label, one_user in (("1 user", True), ("16 users", False)):
+        lat = bench_admit(url, one_user=one_user, per_client=args.admits)
+        p50, p99 = pct(lat, 50), pct(lat, 99)
+        ok &= p99 <= TARGET_ADMIT_P99_MS
+        say(f"admit latency, 16 clients, {label:8}: p50 {p50:6.1f} ms  p99 {p99:6.1f} ms  "
+            f"(n={len(lat)}, target p99 <= {TARGET_ADMIT_P99_MS:.0f} ms)")
+
+    lat = bench_promotion(url, args.promotions)
+    p50, p99 = pct(lat, 50), pct(lat, 99)
+    ok &= p50 <= TARGET_PROMOTION_P50_MS and p99 <= TARGET_PROMOTION_P99_MS
+    say(f"promotion latency, {args.promotions} jobs of one user: p50 {p50:6.1f} ms  p99 {p99:6.1f} ms  "
+        f"(targets {TARGET_PROMOTION_P50_MS:.0f} / {TARGET_PROMOTION_P99_MS:.0f} ms)")
+
+    raw, serialized = bench_throughput(url, args.users, 5, args.processes, args.threads)
+    ratio = serialized / raw
+    ok &= ratio >= TARGET_THROUGHPUT_RATIO
+    say(f"throughput, {args.users} users x 5 no-op jobs, {args.processes}x{args.threads} workers: "
+        f"serialized {serialized:7.0f} jobs/s, raw broker {raw:7.0f} msg/s, ratio {ratio:.2f} "
+        f"(target >= {TARGET_THROUGHPUT_RATIO:.2f})")
+    say("all targets met" if ok else "SOME TARGETS MISSED")
+
+
+if __name__ == "__main__":
+    main()
