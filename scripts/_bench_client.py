@@ -186,7 +186,7 @@ def wait_drained(backend: Backend, n: int, workers: Workers, timeout: float, sam
         left = backend.unfinished()
         now = time.perf_counter()
         if sample:
-            sample()
+            sample(left)
         if first_t is None and left < n:
             first_t, first_left = now, left
         if left == 0:
@@ -289,11 +289,11 @@ def cmd_memory(args) -> None:
     workers = Workers(1, 8, f"{KIND}-memory")
     samples: list[tuple[float, float]] = []
 
-    def sample() -> None:
+    def sample(left: int | None = None) -> None:
         kids = workers.children()
         if kids:
             rss = sum(Workers.rss_mb(p) or 0 for p in kids)
-            samples.append((time.perf_counter(), rss))
+            samples.append((args.messages - left if left is not None else args.messages, rss))
 
     try:
         drained = wait_drained(backend, args.messages, workers, args.timeout, sample=sample)
@@ -304,11 +304,17 @@ def cmd_memory(args) -> None:
         workers.stop()
     backend.clean()
     backend.close()
-    if not samples:
-        raise SystemExit("no worker process RSS sampled")
-    result(messages=args.messages, worker_pids=pids, rss_first_mb=samples[0][1],
-           rss_peak_mb=max(s[1] for s in samples), rss_after_mb=samples[-1][1], samples=len(samples),
-           **drained)
+    # (messages done, RSS) pairs; the first samples are of a worker still starting up.
+    working = [s for s in samples if s[0] > 0]
+    if not working:
+        raise SystemExit("no worker process RSS sampled while draining")
+
+    def at(done: int) -> float:
+        return next((rss for d, rss in working if d >= done), working[-1][1])
+
+    result(messages=args.messages, worker_pids=pids, rss_start_mb=samples[0][1], rss_first_progress_mb=working[0][1],
+           rss_at_10pct_mb=at(args.messages // 10), rss_at_50pct_mb=at(args.messages // 2),
+           rss_peak_mb=max(s[1] for s in samples), rss_after_mb=samples[-1][1], samples=len(samples), **drained)
 
 
 def cmd_sustained(args) -> None:
