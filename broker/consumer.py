@@ -131,31 +131,33 @@ class PostgresConsumer(Consumer):
     def _step(self) -> None:
         """Write gathered acks and claim as many messages as there is room for."""
         with self.state.cond:
-            room = self.prefetch - self.state.outstanding
+            room = max(self.prefetch - self.state.outstanding, 0)  # acks already freed their slots
+            pending = bool(self.state.acks or self.state.nacks)
+        if room or pending:
+            claimed = self._exchange(room)
+            with self.state.cond:
+                self.state.outstanding += len(claimed)
+            self.buffer.extend(claimed)
+
+    def _exchange(self, limit: int) -> list[LeasedMessage]:
         acks, nacks = self.state.take_finished()
-        if room <= 0 and not acks and not nacks:
-            return
-        room = max(room, 0)  # finish() already gave back the slots of these acks
         try:
-            claimed, finished = self.broker.exchange(self.queue_name, acks, nacks, room)
-        except dramatiq.errors.ConnectionError:
+            claimed, finished = self.broker.exchange(self.queue_name, acks, nacks, limit)
+        except dramatiq.errors.BrokerConnectionError:
             self.state.give_back(acks, nacks)
             raise
-        self.state.rejected += len(acks) + len(nacks) - finished
-        if len(acks) + len(nacks) > finished:
+        rejected = len(acks) + len(nacks) - finished
+        if rejected:
+            self.state.rejected += rejected
             logger.warning(
                 "late acks rejected: their leases had expired and the messages were re-delivered",
-                extra={"action": "late_ack_rejected", "queue": self.queue_name,
-                       "count": len(acks) + len(nacks) - finished},
+                extra={"action": "late_ack_rejected", "queue": self.queue_name, "count": rejected},
             )
-        with self.state.cond:
-            self.state.outstanding += len(claimed)
-        self.buffer.extend(claimed)
+        return claimed
 
     def close(self) -> None:
-        acks, nacks = self.state.take_finished()
-        if acks or nacks:
-            try:
-                self.broker.exchange(self.queue_name, acks, nacks, 0)
-            except dramatiq.errors.ConnectionError:
-                self.state.give_back(acks, nacks)
+        """Write the acks gathered so far (a consumer being replaced or shut down)."""
+        try:
+            self._exchange(0)
+        except dramatiq.errors.BrokerConnectionError:
+            pass  # kept in the queue state; the next consumer of this queue writes them

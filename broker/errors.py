@@ -25,9 +25,9 @@ class DeadLettered(CiteqBrokerError):
     """A message was dead-lettered while joining its queue."""
 
 
-class PoolExhausted(dramatiq.errors.ConnectionError):
+class PoolExhausted(dramatiq.errors.BrokerConnectionError):
     """No database connection became free in time (CITEQ_POOL_SIZE, CITEQ_POOL_TIMEOUT)."""
 
 
-class DatabaseUnavailable(dramatiq.errors.ConnectionError):
+class DatabaseUnavailable(dramatiq.errors.BrokerConnectionError):
     """The database could not be reached or the connection broke."""

@@ -44,7 +44,7 @@ class Listener(threading.Thread):
                 backoff = min(backoff * 2, 5.0)
 
     def _listen(self) -> None:
-        conn = psycopg2.connect(self.broker.url)
+        conn = psycopg2.connect(self.broker.url, application_name=self.broker.application_name)
         try:
             conn.autocommit = True
             with conn.cursor() as cur:

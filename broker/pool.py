@@ -28,11 +28,11 @@ BROKEN = (psycopg2.OperationalError, psycopg2.InterfaceError)
 class Pool:
     """At most ``size`` connections to ``dsn``, shared by the threads of one process."""
 
-    def __init__(self, dsn: str, *, size: int, timeout: float, setup: str | None = None) -> None:
+    def __init__(self, dsn: str, *, size: int, timeout: float, application_name: str = "citeq") -> None:
         self.dsn = dsn
         self.size = size
         self.timeout = timeout
-        self.setup = setup
+        self.application_name = application_name
         self._idle: list[psycopg2.extensions.connection] = []
         self._slots = threading.BoundedSemaphore(size)
         self._lock = threading.Lock()
@@ -51,14 +51,9 @@ class Pool:
 
     def _connect(self) -> psycopg2.extensions.connection:
         try:
-            conn = psycopg2.connect(self.dsn)
+            return psycopg2.connect(self.dsn, application_name=self.application_name)
         except psycopg2.OperationalError as exc:
             raise DatabaseUnavailable(f"cannot connect to the database: {exc}".strip()) from exc
-        if self.setup:
-            with conn.cursor() as cur:
-                cur.execute(self.setup)
-            conn.commit()
-        return conn
 
     def getconn(self) -> psycopg2.extensions.connection:
         self._check_fork()

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime
 
 import dramatiq
 from dramatiq.common import dq_name, q_name
@@ -67,7 +67,7 @@ class PostgresBroker(dramatiq.Broker):
         self._states_lock = threading.Lock()
         self._pool: Pool | None = None
         self._pool_lock = threading.Lock()
-        self._threads_lock = threading.Lock()
+        self._threads_lock = threading.RLock()
         self._listener: Listener | None = None
         self._heartbeat: Heartbeat | None = None
         self._worker_id: str | None = None
@@ -89,8 +89,14 @@ class PostgresBroker(dramatiq.Broker):
     def pool(self) -> Pool:
         with self._pool_lock:
             if self._pool is None:
-                self._pool = Pool(self.url, size=self.settings.pool_size, timeout=self.settings.pool_timeout)
+                self._pool = Pool(self.url, size=self.settings.pool_size, timeout=self.settings.pool_timeout,
+                                  application_name=self.application_name)
             return self._pool
+
+    @property
+    def application_name(self) -> str:
+        """What pg_stat_activity shows for this broker's connections."""
+        return f"citeq:{os.getpid()}:{id(self):x}"
 
     @property
     def pid(self) -> int:
@@ -99,9 +105,10 @@ class PostgresBroker(dramatiq.Broker):
     @property
     def worker_id(self) -> str:
         """Identity of this process as a lease holder (a forked child gets its own)."""
-        if self._worker_id is None or not self._worker_id.endswith(f":{os.getpid()}"):
-            self._worker_id = f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}:{os.getpid()}"
-        return self._worker_id
+        with self._threads_lock:
+            if self._worker_id is None or not self._worker_id.endswith(f":{os.getpid()}"):
+                self._worker_id = f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}:{os.getpid()}"
+            return self._worker_id
 
     @contextmanager
     def connection(self) -> Iterator:
@@ -342,15 +349,17 @@ class PostgresBroker(dramatiq.Broker):
         """Wait until the queue has no queued or running messages (for tests)."""
         if queue_name not in self.queues:
             raise QueueNotFound(queue_name)
-        since = datetime.now(timezone.utc)
+        since = self.execute("database_now")[0][0]
         deadline = timeout and time.monotonic() + timeout / 1000
         while True:
+            # Count first: a message that dies before the count reaches zero is seen below.
+            unfinished = self.execute("count_unfinished", queue_name=queue_name)[0][0]
             if fail_fast:
                 dead = self.execute("dead_since", queue_name=queue_name, since=since)
                 if dead:
                     row_id, actor, reason = dead[0]
                     raise DeadLettered(f"message {row_id} of {actor} was dead-lettered: {reason}")
-            if self.execute("count_unfinished", queue_name=queue_name)[0][0] == 0:
+            if unfinished == 0:
                 return
             if deadline and time.monotonic() > deadline:
                 raise QueueJoinTimeout(queue_name)

@@ -180,6 +180,10 @@ ORDER BY queue_name;
 SELECT count(*)::int FROM citeq_messages
 WHERE queue_name = %(queue_name)s AND state IN ('queued', 'running');
 
+-- database_now --
+-- The database's clock (join compares against it, never against the client's).
+SELECT now();
+
 -- dead_since --
 -- Dead letters of a queue that died after a point in time (join's fail_fast).
 SELECT id, actor_name, dead_reason FROM citeq_messages

@@ -1,0 +1,75 @@
+"""Operator views of the broker: queue statistics, live workers, dead letters."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from dramatiq.message import Message
+from pydantic import BaseModel
+
+
+class QueueStats(BaseModel):
+    queue_name: str
+    ready: int  #: due and waiting for a worker
+    delayed: int  #: waiting for their eta (delays and retry backoff)
+    running: int
+    dead: int
+    oldest_age_seconds: float  #: how long the oldest due message has waited
+
+
+class WorkerInfo(BaseModel):
+    worker_id: str
+    hostname: str
+    pid: int
+    queues: list[str]
+    started_at: datetime
+    last_seen_at: datetime
+    seconds_since_seen: float
+
+
+class DeadLetter(BaseModel):
+    id: int
+    message_id: str
+    queue_name: str
+    actor_name: str
+    attempts: int
+    enqueued_at: datetime
+    finished_at: datetime | None
+    reason: str | None
+    args: list | None = None
+    kwargs: dict | None = None
+
+
+def queue_stats(broker) -> list[QueueStats]:
+    """Depth, delayed, running, dead and oldest age per queue (one query)."""
+    cols = QueueStats.model_fields.keys()
+    return [QueueStats(**dict(zip(cols, row))) for row in broker.execute("queue_stats")]
+
+
+def workers(broker) -> list[WorkerInfo]:
+    cols = WorkerInfo.model_fields.keys()
+    return [WorkerInfo(**dict(zip(cols, row))) for row in broker.execute("list_workers")]
+
+
+def dead_letters(broker, *, queue_name: str | None = None, limit: int = 100) -> list[DeadLetter]:
+    letters = []
+    for row in broker.execute("list_dead_letters", queue_name=queue_name, limit=limit):
+        *fields, payload = row
+        letter = DeadLetter(**dict(zip(list(DeadLetter.model_fields)[:8], fields)))
+        try:
+            message = Message.decode(bytes(payload))
+            letter.args, letter.kwargs = list(message.args), dict(message.kwargs)
+        except Exception:  # noqa: BLE001 - an undecodable payload is shown without arguments
+            pass
+        letters.append(letter)
+    return letters
+
+
+def retry_dead_letters(broker, *, ids: list[int] | None = None, queue_name: str | None = None) -> int:
+    """Put dead letters back on their queues with fresh deliveries; return how many."""
+    return len(broker.execute("retry_dead_letters", ids=ids, queue_name=queue_name))
+
+
+def purge_dead_letters(broker, *, ids: list[int] | None = None, queue_name: str | None = None) -> int:
+    """Delete dead letters for good; return how many."""
+    return len(broker.execute("purge_dead_letters", ids=ids, queue_name=queue_name))
