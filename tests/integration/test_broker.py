@@ -30,6 +30,12 @@ def wait_for(predicate, timeout=20.0, interval=0.02):
         time.sleep(interval)
 
 
+def stop_heartbeat(b):
+    """Make a broker's process look dead to the others: no more heartbeats or reaping."""
+    b._heartbeat.stop()
+    b._heartbeat.join(10)
+
+
 def states(conn):
     return dict(query(conn, "SELECT state::text, count(*) FROM citeq_messages GROUP BY 1"))
 
@@ -257,6 +263,7 @@ def test_late_ack_of_a_redelivered_message_is_rejected(broker, conn):
     zombie = broker.consume("default", prefetch=1, timeout=100)
     [stale] = [next(zombie)]
     assert isinstance(stale, LeasedMessage)
+    stop_heartbeat(broker)
     # The zombie stops heartbeating: its lease runs out and the reaper re-queues the message.
     query(conn, "UPDATE citeq_messages SET lease_expires_at = now() - interval '1 second'")
     assert [r[1] for r in broker.reap()] == ["queued"]
@@ -289,6 +296,7 @@ def test_expired_leases_dead_letter_after_max_deliveries(db, conn):
         process = PostgresBroker(url=db)  # each delivery goes to a new process that then dies
         process.actors, process.queues = b.actors, b.queues
         assert next(process.consume("default", prefetch=1, timeout=50)) is not None
+        stop_heartbeat(process)
         query(conn, "UPDATE citeq_messages SET lease_expires_at = now() - interval '1 second' WHERE state='running'")
         assert [r[1] for r in b.reap()] == [expected]
         process.close()
