@@ -20,7 +20,9 @@ sys.path.insert(0, str(ROOT))
 
 from citeq.devdb import EmbeddedPostgres, ensure_database, with_dbname  # noqa: E402
 
-TEST_DB = "citeq_test"
+# One database per pytest run, so two runs on one server (two terminals, two developers,
+# CI's two legs) never truncate or drop each other's tables.
+TEST_DB = f"citeq_test_{os.getpid()}"
 
 
 def _server_admin_url() -> tuple[str, EmbeddedPostgres | None]:
@@ -46,16 +48,26 @@ def db_url(pg_server) -> str:
     ensure_database(admin, TEST_DB, recreate=True)
     url = with_dbname(admin, TEST_DB)
     migrate(url)
-    return url
+    yield url
+    _drop_database(admin, TEST_DB)
+
+
+def _drop_database(admin: str, name: str) -> None:
+    c = psycopg2.connect(admin)
+    c.autocommit = True
+    with c.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    c.close()
 
 
 @pytest.fixture
 def fresh_db_url(pg_server, request) -> str:
     """An empty, unmigrated database of its own."""
     admin, _ = pg_server
-    name = f"citeq_fresh_{abs(hash(request.node.nodeid)) % 10**8}"
+    name = f"citeq_fresh_{os.getpid()}"
     ensure_database(admin, name, recreate=True)
-    return with_dbname(admin, name)
+    yield with_dbname(admin, name)
+    _drop_database(admin, name)
 
 
 def _truncate_all(url: str) -> None:
