@@ -156,8 +156,11 @@ class PostgresConsumer(Consumer):
         return claimed
 
     def close(self) -> None:
-        """Write the acks gathered so far (a consumer being replaced or shut down)."""
+        """Give back claimed messages Dramatiq never saw and write the acks gathered so far."""
         try:
+            if self.buffer:
+                self.requeue(list(self.buffer))
+                self.buffer.clear()
             self._exchange(0)
         except dramatiq.errors.BrokerConnectionError:
-            pass  # kept in the queue state; the next consumer of this queue writes them
+            pass  # acks stay in the queue state for the next consumer; leases expire otherwise
