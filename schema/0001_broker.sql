@@ -44,12 +44,24 @@ CREATE UNIQUE INDEX citeq_messages_idempotency ON citeq_messages (idempotency_ke
 
 -- Wake-ups: one channel, the payload is only the queue's name (never the message).
 -- Statement-level, so a batch of 1,000 inserts sends one notification per queue.
+-- A queue that already had a due message waiting needs no wake-up: its consumers are
+-- either claiming or full and will claim with their next ack. Skipping it matters: a
+-- NOTIFY takes a database-wide lock from pre-commit to the end of the commit (WAL flush
+-- included), so notifying transactions commit one at a time.
 CREATE FUNCTION citeq_notify_ready() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     q text;
+    first_id bigint;
 BEGIN
-    FOR q IN SELECT DISTINCT queue_name FROM changed WHERE state = 'queued' AND eta <= now() LOOP
-        PERFORM pg_notify('citeq_wakeup', q);
+    FOR q, first_id IN
+        SELECT queue_name, min(id) FROM changed WHERE state = 'queued' AND eta <= now() GROUP BY queue_name
+    LOOP
+        IF NOT EXISTS (
+            SELECT 1 FROM citeq_messages
+            WHERE state = 'queued' AND queue_name = q AND eta <= now() AND id < first_id
+        ) THEN
+            PERFORM pg_notify('citeq_wakeup', q);
+        END IF;
     END LOOP;
     RETURN NULL;
 END;
