@@ -1,0 +1,409 @@
+"""The ``citeq`` command: set-up, users, analyses, operator views, the demo and the web process.
+
+Every command talks to the database named by ``DATABASE_URL``; when it is unset, the
+embedded PostgreSQL (``citeq db start``) is started and its ``citeq`` database used.
+Every command migrates the schema first (under the migration lock, a no-op when current).
+Exit status: 0 done, 1 refused or failed (the error's code and message on stderr),
+2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from broker.settings import ENVIRONMENT as BROKER_ENV
+
+DB_NAME = "citeq"
+
+_ENV_HELP = {
+    "DATABASE_URL": "PostgreSQL URL; unset: the embedded server under .citeq/ (CITEQ_HOME)",
+}
+
+
+class CliError(Exception):
+    """A refusal the command reports as ``error: <code>: <message>`` with exit status 1."""
+
+    def __init__(self, code: str, message: str, **context: object) -> None:
+        super().__init__(message)
+        self.code, self.context = code, context
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "message": str(self), **self.context}
+
+
+# -- database and broker ----------------------------------------------------------------------
+
+
+def database_url() -> str:
+    """DATABASE_URL, or the embedded server's citeq database (started on demand)."""
+    from citeq import devdb
+
+    return devdb.database_url(DB_NAME)
+
+
+def boot():
+    """Point the process at the database, migrate, and return the actors' broker."""
+    from broker.migrate import migrate
+
+    url = database_url()
+    os.environ["DATABASE_URL"] = url
+    migrate(url)
+    import actors
+
+    return actors.broker
+
+
+def _user_id(broker, ref: str) -> int:
+    from analysis import accounts
+
+    user_id = accounts.resolve(broker, ref)
+    if user_id is None:
+        raise CliError("unknown_user", f"no account {ref!r} (by id or name)", user=ref)
+    return user_id
+
+
+# -- output -------------------------------------------------------------------------------------
+
+
+def emit(args, data, human: Callable[[], str] | str) -> None:
+    if args.json:
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        print(human() if callable(human) else human)
+
+
+def table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> str:
+    cells = [[("" if c is None else str(c)) for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+
+
+def _job_rows(jobs) -> list[list]:
+    rows = []
+    for j in jobs:
+        progress = f"{j.progress.judged}/{j.progress.total}" if j.progress else ""
+        verdicts = " ".join(f"{k}={v}" for k, v in sorted((j.verdict_counts or {}).items()))
+        rows.append([j.id, j.status, j.position or "", j.thesis_filename, j.delta_of or "", progress,
+                     verdicts, j.error or ""])
+    return rows
+
+
+_JOB_HEADERS = ["job", "status", "pos", "thesis", "delta_of", "judged", "verdicts", "error"]
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+
+def cmd_migrate(args) -> int:
+    from broker.migrate import migrate
+
+    url = database_url()
+    applied = migrate(url)
+    emit(args, {"applied": applied}, lambda: "applied: " + ", ".join(applied) if applied else "schema is current")
+    return 0
+
+
+def cmd_db(args) -> int:
+    from citeq import devdb
+
+    server = devdb.EmbeddedPostgres.for_name("main")
+    if args.db_command == "stop":
+        server.stop()
+        emit(args, {"running": False}, "embedded PostgreSQL stopped")
+        return 0
+    if args.db_command == "start" or server.is_running():
+        admin = server.start()
+        devdb.ensure_database(admin, DB_NAME)
+        url = devdb.with_dbname(admin, DB_NAME)
+        emit(args, {"running": True, "url": url, "data_dir": str(server.data_dir)}, url)
+        return 0
+    raise CliError("not_running", "the embedded PostgreSQL is not running: `citeq db start`")
+
+
+def cmd_users(args) -> int:
+    from analysis import accounts
+
+    broker = boot()
+    if args.users_command == "create":
+        try:
+            user_id = accounts.create(broker, args.name, credits=args.credits, email=args.email)
+        except accounts.NameTaken as exc:
+            raise CliError(exc.code, str(exc), name=args.name) from None
+        account = accounts.view(broker, user_id)
+        emit(args, account.model_dump(mode="json"),
+             f"created user {account.user_id} ({account.name}) with {account.credits} credits")
+    elif args.users_command == "show":
+        account = accounts.view(broker, _user_id(broker, args.user))
+        emit(args, account.model_dump(mode="json"), lambda: "\n".join(
+            [f"user {account.user_id} ({account.name or '-'}), {account.credits} credits",
+             "jobs: " + (", ".join(f"{k} {v}" for k, v in sorted(account.jobs.items())) or "none")]))
+    else:
+        if args.user is None and not args.operator:
+            raise CliError("usage", "name a USER, or pass --operator for an operator token")
+        user_id = _user_id(broker, args.user) if args.user is not None else None
+        token = accounts.mint_token(broker, user_id, operator=args.operator, label=args.label)
+        emit(args, {"user_id": user_id, "operator": args.operator, "token": token}, token)
+    return 0
+
+
+def cmd_upload(args) -> int:
+    broker = boot()
+    from citeq import uploading
+
+    from analysis.errors import AnalysisError
+
+    user_id = _user_id(broker, args.user)
+    if not uploading.available(broker):
+        raise CliError("pipeline_missing", "uploads need the parsing pipeline (analysis.uploads, the parse actor)")
+    try:
+        result = uploading.upload_files(broker, user_id, args.files, kind=args.kind, session=args.session,
+                                        wait=args.wait, timeout=args.timeout)
+    except AnalysisError as exc:
+        raise CliError(exc.code, str(exc), **exc.context) from None
+    except OSError as exc:
+        raise CliError("unreadable_file", str(exc)) from None
+    except uploading.UploadFailed as exc:
+        raise CliError("parse_timeout", str(exc)) from None
+    emit(args, result, lambda: uploading.describe(result))
+    return 0 if result.get("status") != "failed" else 1
+
+
+def cmd_analyze(args) -> int:
+    from analysis import userqueue, views
+    from analysis.errors import AnalysisError
+
+    broker = boot()
+    user_id = _user_id(broker, args.user)
+    options = dict(opt.split("=", 1) for opt in args.option)
+    try:
+        admission = userqueue.admit(user_id, args.thesis, args.source, delta_of_job_id=args.delta_of,
+                                    idempotency_key=args.idempotency_key, options=options, broker=broker)
+    except AnalysisError as exc:
+        raise CliError(exc.code, str(exc), **exc.context) from None
+    job = views.job(broker, admission.job_id)
+    data = {**job.model_dump(mode="json", exclude={"verdicts"}), "created": admission.created}
+    where = f"position {job.position} in the queue" if job.position else job.status
+    emit(args, data, f"job {job.id}: {where}" + ("" if admission.created else " (idempotency key: existing job)"))
+    return 0
+
+
+def cmd_jobs(args) -> int:
+    from analysis import views
+
+    broker = boot()
+    jobs = views.jobs(broker, user_id=_user_id(broker, args.user), limit=args.limit)
+    emit(args, [j.model_dump(mode="json", exclude={"verdicts"}) for j in jobs],
+         lambda: table(_job_rows(jobs), _JOB_HEADERS) if jobs else "no jobs")
+    return 0
+
+
+def _verdict_table(job) -> str:
+    if not job.verdicts:
+        return "no verdicts (yet)"
+    rows = [[v.verdict, v.confidence if v.confidence is None else f"{v.confidence:.2f}", v.marker,
+             v.source_filename or "-", _clip(v.claim, 60)] for v in job.verdicts]
+    return table(rows, ["verdict", "conf", "marker", "source", "claim"])
+
+
+def _clip(text: str | None, n: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def cmd_job(args) -> int:
+    from analysis import views
+
+    broker = boot()
+    job = views.job(broker, args.job)
+    if job is None:
+        raise CliError("unknown_job", f"no job {args.job}", job_id=args.job)
+    emit(args, job.model_dump(mode="json"), lambda: "\n".join([
+        table(_job_rows([job]), _JOB_HEADERS), "", _verdict_table(job)]))
+    return 0
+
+
+def cmd_cancel(args) -> int:
+    from analysis import userqueue, views
+    from analysis.errors import AnalysisError
+
+    broker = boot()
+    try:
+        userqueue.cancel(args.job, broker=broker)
+    except AnalysisError as exc:
+        raise CliError(exc.code, str(exc), **exc.context) from None
+    job = views.job(broker, args.job)
+    emit(args, job.model_dump(mode="json", exclude={"verdicts"}), f"job {job.id}: {job.status}")
+    return 0
+
+
+def cmd_queues(args) -> int:
+    from broker import admin
+
+    stats = admin.queue_stats(boot())
+    emit(args, [s.model_dump(mode="json") for s in stats], lambda: table(
+        [[s.queue_name, s.ready, s.delayed, s.running, s.dead, f"{s.oldest_age_seconds:.1f}s"] for s in stats],
+        ["queue", "ready", "delayed", "running", "dead", "oldest"]) if stats else "no queues")
+    return 0
+
+
+def cmd_workers(args) -> int:
+    from broker import admin
+
+    found = admin.workers(boot())
+    emit(args, [w.model_dump(mode="json") for w in found], lambda: table(
+        [[w.worker_id, w.pid, ",".join(w.queues), f"{w.seconds_since_seen:.1f}s ago"] for w in found],
+        ["worker", "pid", "queues", "last heartbeat"]) if found else "no live workers")
+    return 0
+
+
+def cmd_dead(args) -> int:
+    from broker import admin
+
+    broker = boot()
+    if args.dead_command == "list":
+        letters = admin.dead_letters(broker, queue_name=args.queue, limit=args.limit)
+        emit(args, [d.model_dump(mode="json") for d in letters], lambda: table(
+            [[d.id, d.queue_name, d.actor_name, d.attempts, _clip(d.reason, 50)] for d in letters],
+            ["id", "queue", "actor", "attempts", "reason"]) if letters else "no dead letters")
+        return 0
+    ids = [*args.ids, *args.id] or None
+    if not ids and not args.all and not args.queue:
+        raise CliError("usage", f"name the dead letters to {args.dead_command} (ids), a --queue, or pass --all")
+    fn = admin.retry_dead_letters if args.dead_command == "retry" else admin.purge_dead_letters
+    n = fn(broker, ids=ids, queue_name=args.queue)
+    verb = "retried" if args.dead_command == "retry" else "purged"
+    emit(args, {verb: n}, f"{verb} {n} dead letter(s)")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from citeq import demo
+
+    return demo.run(workers=args.threads, keep_going=args.keep)
+
+
+def cmd_web(args) -> int:
+    boot()
+    import uvicorn
+
+    from web.settings import WebSettings
+
+    settings = WebSettings.from_env(host=args.host, port=args.port)
+    uvicorn.run("web.app:create_app", factory=True, host=settings.host, port=settings.port,
+                proxy_headers=True, log_level=args.log_level)
+    return 0
+
+
+# -- parser -------------------------------------------------------------------------------------
+
+
+def _env_epilog(*mappings: dict[str, str]) -> str:
+    names = dict(_ENV_HELP)
+    for mapping in mappings:
+        for field, var in mapping.items():
+            names.setdefault(var, field.replace("_", " "))
+    return "environment variables:\n" + "\n".join(f"  {k:<34} {v}" for k, v in names.items())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from analysis.settings import ENVIRONMENT as QUEUE_ENV
+    from web.settings import ENVIRONMENT as WEB_ENV
+
+    fmt = argparse.RawDescriptionHelpFormatter
+    db_env = _env_epilog({"database_url": "DATABASE_URL"}, {"home": "CITEQ_HOME"})
+    queue_env = _env_epilog({"database_url": "DATABASE_URL"}, QUEUE_ENV)
+    all_env = _env_epilog(BROKER_ENV, QUEUE_ENV, WEB_ENV)
+    parser = argparse.ArgumentParser(prog="citeq", description=__doc__, formatter_class=fmt, epilog=all_env)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name, fn, help, epilog=db_env):
+        p = sub.add_parser(name, help=help, description=help, epilog=epilog, formatter_class=fmt)
+        p.add_argument("--json", action="store_true", help="print JSON instead of text")
+        p.set_defaults(fn=fn)
+        return p
+
+    add("migrate", cmd_migrate, "apply the schema/ migrations (under the migration lock)")
+    p = add("db", cmd_db, "the embedded PostgreSQL used when DATABASE_URL is unset")
+    p.add_argument("db_command", choices=["start", "stop", "url"])
+
+    p = add("users", cmd_users, "create users, show them, mint their API tokens", queue_env)
+    users = p.add_subparsers(dest="users_command", required=True, metavar="ACTION")
+    u = users.add_parser("create", help="create a user with credits")
+    u.add_argument("name", metavar="USER")
+    u.add_argument("--credits", type=int, default=10)
+    u.add_argument("--email")
+    u = users.add_parser("show", help="a user's credits and jobs")
+    u.add_argument("user", metavar="USER", help="user id or name")
+    u = users.add_parser("token", help="mint a bearer token (printed once)")
+    u.add_argument("user", metavar="USER", nargs="?", help="user id or name")
+    u.add_argument("--operator", action="store_true", help="the token also reaches the operator routes")
+    u.add_argument("--label")
+    for u in users.choices.values():
+        u.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    p = add("upload", cmd_upload, "upload thesis or source files for parsing", queue_env)
+    p.add_argument("user", metavar="USER")
+    p.add_argument("files", metavar="FILE", nargs="+")
+    p.add_argument("--kind", choices=["thesis", "source"], default=None,
+                   help="what the files are (default: a file named thesis* is a thesis, others sources)")
+    p.add_argument("--session", type=int, help="add to this upload session (default: a new one)")
+    p.add_argument("--wait", action="store_true", help="return when parsing is finished")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds --wait waits at most")
+
+    p = add("analyze", cmd_analyze, "admit an analysis of a thesis against its sources", queue_env)
+    p.add_argument("user", metavar="USER")
+    p.add_argument("--thesis", type=int, required=True, metavar="DOC")
+    p.add_argument("--source", type=int, action="append", required=True, metavar="DOC")
+    p.add_argument("--delta-of", type=int, metavar="JOB", help="re-check of an earlier job (bypasses the queue)")
+    p.add_argument("--idempotency-key", metavar="K")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+
+    p = add("jobs", cmd_jobs, "a user's jobs, newest first, with queue positions")
+    p.add_argument("user", metavar="USER")
+    p.add_argument("--limit", type=int, default=50)
+    p = add("job", cmd_job, "one job with its verdicts")
+    p.add_argument("job", type=int, metavar="JOB")
+    p = add("cancel", cmd_cancel, "cancel a queued or pending job (its credit is refunded)")
+    p.add_argument("job", type=int, metavar="JOB")
+
+    add("queues", cmd_queues, "depth, running, dead and oldest age per broker queue")
+    add("workers", cmd_workers, "live worker processes, the queues they serve, their last heartbeat")
+    p = add("dead", cmd_dead, "dead letters: list, retry or purge them")
+    p.add_argument("dead_command", choices=["list", "retry", "purge"])
+    p.add_argument("ids", type=int, nargs="*", metavar="ID")
+    p.add_argument("--id", type=int, action="append", default=[], metavar="ID", help="a dead letter (repeatable)")
+    p.add_argument("--all", action="store_true", help="retry or purge all dead letters")
+    p.add_argument("--queue", help="only this queue's dead letters")
+    p.add_argument("--limit", type=int, default=100)
+
+    p = add("demo", cmd_demo, "the whole thing in one go: five analyses of the sample theses, live", all_env)
+    p.add_argument("--threads", type=int, default=4, help="worker threads of the demo's worker process")
+    p.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
+
+    p = add("web", cmd_web, "serve the HTTP API, the dashboard and /metrics", all_env)
+    p.add_argument("--host", help="default CITEQ_WEB_HOST or 127.0.0.1")
+    p.add_argument("--port", type=int, help="default PORT or 8000")
+    p.add_argument("--log-level", default="info")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args) or 0
+    except CliError as exc:
+        if getattr(args, "json", False):
+            print(json.dumps({"error": exc.as_dict()}, default=str))
+        print(f"error: {exc.code}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,246 @@
+"""``citeq demo``: a lecturer's batch of five analyses, live, on real processes.
+
+On the embedded PostgreSQL when DATABASE_URL is unset. It migrates, starts one worker
+process (``dramatiq actors``) and one scheduler (``periodiq actors``), creates a user,
+brings in the sample corpus (``sample_data/``), admits five analyses back to back (one
+starts, four queue), shows which runs and which wait, with a progress bar of the citations
+judged, and ends with a verdict table per thesis. The processes it started are stopped on
+exit, on Ctrl-C and on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_data"
+#: The two sample theses and the sources each cites (sample_data/expected.json).
+THESES = {
+    "thesis_retrieval_practice.pdf": ["okafor_lindqvist_2019.pdf", "hartmann_2020_feedback.pdf",
+                                      "mueller_2021_spaced_homework.txt"],
+    "thesis_urban_heat.pdf": ["castillo_2018_green_roofs.pdf", "nakamura_heat_notes.txt"],
+}
+#: Five analyses back to back, alternating the two theses.
+BATCH = ["thesis_retrieval_practice.pdf", "thesis_urban_heat.pdf", "thesis_retrieval_practice.pdf",
+         "thesis_urban_heat.pdf", "thesis_retrieval_practice.pdf"]
+#: Until the parsing pipeline is installed, each simulated analysis takes this long.
+SIMULATED_SECONDS = "1.0"
+TIMEOUT_SECONDS = 150.0
+BAR_WIDTH = 24
+
+
+class DemoFailed(RuntimeError):
+    """The demo could not finish."""
+
+
+class Processes:
+    """The worker and scheduler processes the demo runs; stopped whatever happens."""
+
+    def __init__(self, env: dict[str, str], log_dir: Path) -> None:
+        self.env, self.log_dir = env, log_dir
+        self.started: list[tuple[str, subprocess.Popen]] = []
+
+    def start(self, name: str, argv: list[str]) -> None:
+        log = (self.log_dir / f"{name}.log").open("w")
+        proc = subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        self.started.append((name, proc))
+
+    def check(self) -> None:
+        for name, proc in self.started:
+            if proc.poll() is not None:
+                tail = (self.log_dir / f"{name}.log").read_text()[-2000:]
+                raise DemoFailed(f"the {name} process exited with status {proc.returncode}:\n{tail}")
+
+    def stop(self) -> None:
+        for _, proc in self.started:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for _, proc in self.started:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _executable(name: str) -> str:
+    here = Path(sys.executable).parent / name
+    return str(here) if here.exists() else (shutil.which(name) or name)
+
+
+def _pipeline(broker):
+    """The upload helpers when the parsing pipeline is installed, else None (documents are created directly)."""
+    from citeq import uploading
+
+    return uploading if uploading.available(broker) else None
+
+
+def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
+    out = out or sys.stdout
+    from broker.migrate import migrate
+    from citeq.cli import database_url
+
+    url = database_url()
+    os.environ["DATABASE_URL"] = url
+    say = lambda text="": print(text, file=out, flush=True)  # noqa: E731
+    say(f"citeq demo on {_redact(url)}")
+    migrate(url)
+    import actors
+
+    broker = actors.broker
+    pipeline = _pipeline(broker)
+    env = dict(os.environ, DATABASE_URL=url, PYTHONUNBUFFERED="1")
+    if pipeline is None:
+        env.setdefault("CITEQ_ANALYZE_SECONDS", SIMULATED_SECONDS)
+    log_dir = Path(os.environ.get("CITEQ_HOME") or ROOT / ".citeq") / "demo"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    procs = Processes(env, log_dir)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        procs.start("worker", [_executable("dramatiq"), "actors", "--processes", "1", "--threads", str(workers),
+                               "--path", str(ROOT)])
+        procs.start("scheduler", [_executable("periodiq"), "actors", "--path", str(ROOT)])
+        say(f"started a worker and a scheduler (logs in {log_dir})")
+        user_id, documents = _prepare(broker, pipeline, say)
+        job_ids = _admit_batch(broker, user_id, documents, say)
+        _watch(broker, procs, user_id, job_ids, out)
+        _report(broker, job_ids, say)
+        return 0
+    except KeyboardInterrupt:
+        say("\ninterrupted: stopping the demo's processes")
+        return 130
+    except DemoFailed as exc:
+        say(f"\ndemo failed: {exc}")
+        return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        procs.stop()
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _redact(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        parts = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@"))
+    return urlunsplit(parts)
+
+
+def _prepare(broker, pipeline, say) -> tuple[int, dict[str, int]]:
+    """A fresh demo user with credits, and the sample documents: {filename: document id}."""
+    from analysis import accounts, surfacedb
+
+    name = "demo-" + datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    user_id = accounts.create(broker, name, credits=10)
+    say(f"created user {name} (id {user_id}) with 10 credits")
+    files = sorted({f for thesis, sources in THESES.items() for f in [thesis, *sources]})
+    if pipeline is not None:
+        say(f"uploading {len(files)} files from sample_data/ and waiting for them to be parsed ...")
+        try:
+            documents = pipeline.upload_samples(broker, user_id, [SAMPLES / f for f in files], theses=set(THESES))
+        except pipeline.UploadFailed as exc:
+            raise DemoFailed(str(exc)) from None
+        say(f"parsed {len(documents)} documents")
+    else:
+        say("the parsing pipeline is not installed: creating the sample documents as parsed")
+        documents = {}
+        with broker.transaction() as cur:
+            for f in files:
+                kind = "thesis" if f in THESES else "source"
+                documents[f] = surfacedb.one(cur, "document_insert_one", user_id=user_id, kind=kind, filename=f,
+                                             status="parsed", doi=None)[0]
+    return user_id, documents
+
+
+def _admit_batch(broker, user_id: int, documents: dict[str, int], say) -> list[int]:
+    from analysis import userqueue
+
+    say("admitting five analyses back to back ...")
+    job_ids = []
+    for thesis in BATCH:
+        admission = userqueue.admit(user_id, documents[thesis], [documents[s] for s in THESES[thesis]],
+                                    broker=broker)
+        job_ids.append(admission.job_id)
+        say(f"  job {admission.job_id}: {thesis} -> {admission.status.value}")
+    return job_ids
+
+
+def _bar(judged: int, total: int) -> str:
+    filled = round(BAR_WIDTH * judged / total) if total else 0
+    return "[" + "#" * filled + "." * (BAR_WIDTH - filled) + f"] {judged}/{total} citations judged"
+
+
+def _line(job) -> str:
+    head = f"  job {job.id:<5} {job.thesis_filename or '':<32} "
+    if job.status == "queued":
+        return head + f"queued, position {job.position}"
+    if job.status in ("pending", "running"):
+        detail = _bar(job.progress.judged, job.progress.total) if job.progress and job.progress.total else ""
+        return head + f"{job.status:<9} {detail}".rstrip()
+    if job.status == "succeeded":
+        counts = ", ".join(f"{n} {k}" for k, n in sorted((job.verdict_counts or {}).items()))
+        return head + "succeeded" + (f" ({counts})" if counts else "")
+    return head + job.status + (f": {job.error}" if job.error else "")
+
+
+def _watch(broker, procs: Processes, user_id: int, job_ids: list[int], out) -> None:
+    """Redraw the batch until every job is terminal (in place on a terminal, by change otherwise)."""
+    from analysis import views
+
+    tty = out.isatty()
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    drawn, last = 0, None
+    while True:
+        jobs = sorted(views.jobs(broker, ids=job_ids, limit=len(job_ids)), key=lambda j: j.id)
+        lines = [_line(j) for j in jobs]
+        if lines != last:
+            if tty and drawn:
+                out.write(f"\x1b[{drawn}F\x1b[J")
+            elif not tty:
+                out.write(f"-- {time.strftime('%H:%M:%S')}\n")
+            out.write("\n".join(lines) + "\n")
+            out.flush()
+            drawn, last = len(lines), lines
+        if all(j.status in ("succeeded", "failed", "canceled") for j in jobs):
+            return
+        procs.check()
+        if time.monotonic() > deadline:
+            raise DemoFailed(f"the batch did not finish within {TIMEOUT_SECONDS:.0f} s")
+        time.sleep(0.25)
+
+
+def _report(broker, job_ids: list[int], say) -> None:
+    from analysis import views
+    from citeq.cli import _verdict_table
+
+    jobs = [views.job(broker, j) for j in job_ids]
+    failed = [j for j in jobs if j.status != "succeeded"]
+    say()
+    latest: dict[str, object] = {}
+    for job in jobs:
+        if job.status == "succeeded":
+            latest[job.thesis_filename] = job
+    for thesis, job in latest.items():
+        say(f"verdicts for {thesis} (job {job.id}):")
+        say(_verdict_table(job))
+        say()
+    if failed:
+        raise DemoFailed("; ".join(f"job {j.id} {j.status}: {j.error}" for j in failed))
+    spans = sorted((j.started_at, j.finished_at) for j in jobs)
+    overlaps = sum(1 for a, b in zip(spans, spans[1:]) if a[1] > b[0])
+    if overlaps:
+        raise DemoFailed(f"{overlaps} analyses of one user overlapped")
+    say(f"done: {len(jobs)} analyses ran one after another, none overlapping.")

@@ -1,0 +1,44 @@
+"""Settings of the web process: read from the environment at the edge."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel, Field
+
+#: Environment variable for each setting (``citeq web --help`` and README list these).
+ENVIRONMENT = {
+    "host": "CITEQ_WEB_HOST",
+    "port": "PORT",
+    "window_seconds": "CITEQ_RATE_WINDOW_SECONDS",
+    "admit_limit": "CITEQ_RATE_ADMITS",
+    "upload_limit": "CITEQ_RATE_UPLOADS",
+    "max_upload_bytes": "CITEQ_MAX_UPLOAD_BYTES",
+    "max_json_bytes": "CITEQ_MAX_JSON_BYTES",
+}
+
+
+class WebSettings(BaseModel):
+    """How the HTTP API behaves. Every field has an environment variable."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    #: Length of the sliding window of the per-user request limits.
+    window_seconds: float = Field(60.0, gt=0)
+    #: Analyses a user may admit per window. At least 10: a lecturer's batch of five
+    #: back-to-back analyses must queue, never be refused by the limit.
+    admit_limit: int = Field(30, ge=10)
+    #: Upload requests a user may make per window (each may carry several files).
+    upload_limit: int = Field(20, ge=5)
+    #: Largest upload request body (all files together).
+    max_upload_bytes: int = Field(50 * 1024 * 1024, ge=1024)
+    #: Largest JSON request body.
+    max_json_bytes: int = Field(64 * 1024, ge=1024)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "WebSettings":
+        env = os.environ if env is None else env
+        values = {field: env[var] for field, var in ENVIRONMENT.items() if env.get(var)}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
