@@ -28,6 +28,7 @@ from dramatiq.middleware import default_middleware
 from dramatiq.results import Results
 
 from . import sql
+from .boot import MigrateAtBoot
 from .consumer import LeasedMessage, PostgresConsumer, QueueState
 from .errors import ConfigurationError, DatabaseUnavailable, DeadLettered, MessageTooLarge
 from .maintenance import Heartbeat, Listener
@@ -60,6 +61,7 @@ class PostgresBroker(dramatiq.Broker):
                 Results(backend=self.results_backend),
                 *_periodiq_middleware(),
                 PeriodicDedupe(),
+                MigrateAtBoot(),
             ]
         super().__init__(middleware=middleware)
         self.queues: set[str] = set()

@@ -56,3 +56,20 @@ def test_every_named_query_is_unique_and_parameterised_by_name():
         queries = parse_queries(path.read_text())
         for name, text in queries.items():
             assert not re.search(r"(?<!%)%s", text), f"{path.name}:{name} uses a positional parameter"
+
+
+def test_a_worker_migrates_its_database_at_boot(fresh_db_url):
+    import dramatiq
+
+    from broker import PostgresBroker
+
+    b = PostgresBroker(url=fresh_db_url)
+    w = dramatiq.Worker(b, worker_threads=1, worker_timeout=50)
+    w.start()
+    w.stop()
+    b.close()
+    conn = psycopg2.connect(fresh_db_url)
+    with conn.cursor() as cur:
+        cur.execute("SELECT count(*) FROM citeq_migrations")
+        assert cur.fetchone()[0] == len(migrations.discover())
+    conn.close()
