@@ -97,7 +97,19 @@ class EmbeddedPostgres:
 
     @classmethod
     def for_name(cls, name: str = "main", *, fsync: bool = True) -> "EmbeddedPostgres":
-        return cls(data_dir=default_home() / "pg" / name, bindir=find_bindir(), fsync=fsync)
+        server = cls(data_dir=default_home() / "pg" / name, bindir=find_bindir(), fsync=fsync)
+        if not server._reachable_by_server_user(server.data_dir):
+            # The checkout sits below a folder the unprivileged server user cannot enter
+            # (a 0700 temp dir, a home folder): keep the data in the system temp dir.
+            digest = hashlib.sha256(str(project_root()).encode()).hexdigest()[:12]
+            server.data_dir = Path(tempfile.gettempdir()) / f"citeq-{digest}" / "pg" / name
+        return server
+
+    def _reachable_by_server_user(self, path: Path) -> bool:
+        if self._user is None:
+            return True
+        existing = next(p for p in [path, *path.parents] if p.exists())
+        return self._run("/bin/sh", "-c", 'cd "$0"', str(existing), check=False).returncode == 0
 
     # -- running as a non-root user when we are root -----------------------------------
 
@@ -154,10 +166,9 @@ class EmbeddedPostgres:
     def init(self) -> None:
         if (self.data_dir / "PG_VERSION").exists():
             return
+        created = [p for p in [self.data_dir, *self.data_dir.parents] if not p.exists()]
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        for p in [self.data_dir, *self.data_dir.parents]:
-            if p == default_home().parent:
-                break
+        for p in created:
             self._chown(p)
         self._run(str(self.bindir / "initdb"), "-D", str(self.data_dir), "-U", "postgres",
                   "--auth=trust", "--encoding=UTF8", "--no-sync")
