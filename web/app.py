@@ -1,0 +1,333 @@
+"""The HTTP API, the dashboard and /metrics: the ``web`` process.
+
+FastAPI on Starlette: the OpenAPI document (``/openapi.json``, ``/docs``) comes from the
+same pydantic models the domain already uses. Request bodies are read and validated
+here, once, with explicit limits, so malformed JSON (400), wrong content types (415),
+oversized bodies (413) and invalid fields (422) each get a clear, typed answer.
+
+Auth: ``Authorization: Bearer <token>``. A user token reaches only its own uploads,
+documents and jobs: another user's id answers 404 exactly like an id that does not exist.
+Operator routes (``/api/ops/...``) need an operator token.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
+from pydantic import BaseModel, Field, ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from analysis import accounts, ratelimit, userqueue, views
+from analysis.errors import AnalysisError
+
+from . import metrics
+from .settings import WebSettings
+
+logger = logging.getLogger(__name__)
+
+STATIC = Path(__file__).with_name("static")
+
+#: HTTP status of each typed error code (anything else: 400).
+STATUS = {
+    "unknown_user": 404,
+    "unknown_document": 404,
+    "unknown_job": 404,
+    "unknown_session": 404,
+    "unknown_parse_job": 404,
+    "insufficient_credits": 402,
+    "invalid_doi": 422,
+    "no_sources": 422,
+    "empty_upload": 422,
+    "document_not_ready": 409,
+    "not_cancelable": 409,
+    "queue_full": 409,
+    "parse_jobs_limit": 409,
+    "staged_bytes_limit": 413,
+    "file_size_limit": 413,
+    "files_per_upload_limit": 413,
+    "payload_too_large": 413,
+    "budget_exhausted": 503,
+}
+
+
+class ApiError(Exception):
+    """An error answer: ``{"error": {"code": ..., "message": ..., ...}}``."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict | None = None,
+                 context: dict | None = None, **more) -> None:
+        super().__init__(message)
+        self.status, self.code, self.headers = status, code, headers or {}
+        self.context = {k: v for k, v in {**(context or {}), **more}.items() if k not in ("code", "message")}
+
+    def response(self) -> JSONResponse:
+        return JSONResponse({"error": {"code": self.code, "message": str(self), **self.context}},
+                            status_code=self.status, headers=self.headers)
+
+
+def _from_domain(exc: AnalysisError) -> ApiError:
+    headers = {}
+    if exc.code == "budget_exhausted":
+        now = datetime.now(timezone.utc)
+        midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+        headers["Retry-After"] = str(int((midnight - now).total_seconds()) + 1)
+    context = {k: v for k, v in exc.context.items() if isinstance(v, (str, int, float, bool, type(None)))}
+    return ApiError(STATUS.get(exc.code, 400), exc.code, str(exc), headers=headers, context=context)
+
+
+# -- request bodies ------------------------------------------------------------------------------
+
+
+class AnalysisRequest(BaseModel):
+    """Admit an analysis of one of your theses against your sources."""
+
+    thesis_id: int
+    source_ids: list[int] = Field(min_length=1, max_length=500)
+    idempotency_key: str | None = Field(None, max_length=200)
+    options: dict = Field(default_factory=dict)
+
+
+class DeltaRequest(BaseModel):
+    """Re-check an earlier analysis (bypasses your queue); sources default to the original's."""
+
+    source_ids: list[int] | None = Field(None, min_length=1, max_length=500)
+    idempotency_key: str | None = Field(None, max_length=200)
+    options: dict = Field(default_factory=dict)
+
+
+def _body_schema(model: type[BaseModel]) -> dict:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
+
+
+async def json_body(request: Request, model: type[BaseModel], limit: int, *, optional: bool = False) -> BaseModel:
+    """The request's JSON body validated as ``model``; typed 4xx for everything else."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    declared = int(request.headers.get("content-length") or 0)
+    if declared > limit:
+        raise ApiError(413, "payload_too_large", f"the body is larger than {limit} bytes", limit=limit)
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise ApiError(413, "payload_too_large", f"the body is larger than {limit} bytes", limit=limit)
+    if not body.strip() and optional:
+        return model()
+    if ctype != "application/json":
+        raise ApiError(415, "unsupported_media_type", "send the body as application/json", got=ctype or None)
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ApiError(400, "malformed_json", f"the body is not valid JSON: {exc}") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ApiError(422, "invalid_request", "the body does not match the schema",
+                       errors=json.loads(exc.json(include_url=False, include_context=False))) from None
+
+
+# -- the app ------------------------------------------------------------------------------------
+
+
+def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
+    """The ASGI app. Without a broker it boots like every process: DATABASE_URL, migrate, actors."""
+    settings = settings or WebSettings.from_env()
+    if broker is None:
+        from broker.migrate import migrate
+
+        migrate(os.environ["DATABASE_URL"]) if os.environ.get("DATABASE_URL") else None
+        import actors
+
+        broker = actors.broker
+    app = FastAPI(title="citeq", version="0.1.0", summary="Citation verification of academic theses, "
+                  "one analysis at a time per user, on a PostgreSQL job queue.")
+    app.state.broker, app.state.settings = broker, settings
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request, exc: ApiError):
+        return exc.response()
+
+    @app.exception_handler(AnalysisError)
+    async def _domain_error(request, exc: AnalysisError):
+        return _from_domain(exc).response()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request, exc: StarletteHTTPException):
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return ApiError(exc.status_code, code, str(exc.detail)).response()
+
+    from fastapi.exceptions import RequestValidationError
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request, exc: RequestValidationError):
+        errors = [{k: e[k] for k in ("loc", "msg", "type") if k in e} for e in exc.errors()]
+        return ApiError(422, "invalid_request", "the request does not match the schema", errors=errors).response()
+
+    _routes(app)
+    from . import uploads_routes
+
+    uploads_routes.install(app)
+    return app
+
+
+def holder(request: Request) -> accounts.Holder:
+    """The token's holder; 401 without a valid bearer token."""
+    auth = request.headers.get("authorization", "")
+    scheme, _, token = auth.partition(" ")
+    found = accounts.authenticate(request.app.state.broker, token.strip()) if scheme.lower() == "bearer" else None
+    if found is None:
+        raise ApiError(401, "unauthorized", "send a valid token: Authorization: Bearer <token>",
+                       headers={"WWW-Authenticate": "Bearer"})
+    return found
+
+
+def user(h: accounts.Holder = Depends(holder)) -> int:
+    """The user the token acts for; 403 for an operator token without a user."""
+    if h.user_id is None:
+        raise ApiError(403, "no_user", "this operator token does not act for a user")
+    return h.user_id
+
+
+def operator(h: accounts.Holder = Depends(holder)) -> accounts.Holder:
+    if not h.operator:
+        raise ApiError(403, "forbidden", "this route needs an operator token")
+    return h
+
+
+def limit(request: Request, user_id: int, bucket: str) -> None:
+    """Count a request against the user's sliding window; 429 with Retry-After when full."""
+    s: WebSettings = request.app.state.settings
+    cap = s.admit_limit if bucket == "admit" else s.upload_limit
+    decision = ratelimit.hit(request.app.state.broker, user_id, bucket, limit=cap, window_seconds=s.window_seconds)
+    if not decision.allowed:
+        retry = max(1, int(decision.retry_after + 0.999))
+        raise ApiError(429, "rate_limited", f"at most {cap} {bucket} requests per {s.window_seconds:g} s; "
+                       f"retry in {retry} s", headers={"Retry-After": str(retry)}, retry_after=retry)
+
+
+def _job_or_404(broker, job_id: int, user_id: int) -> views.JobView:
+    job = views.job(broker, job_id, user_id=user_id)
+    if job is None:
+        raise ApiError(404, "unknown_job", f"no job {job_id}", job_id=job_id)
+    return job
+
+
+def _routes(app: FastAPI) -> None:
+    @app.get("/", include_in_schema=False)
+    def dashboard():
+        return FileResponse(STATIC / "dashboard.html", media_type="text/html")
+
+    @app.get("/healthz", tags=["ops"])
+    def healthz(request: Request):
+        """Liveness and database reachability."""
+        with request.app.state.broker.connection() as conn, conn.cursor() as cur:
+            cur.execute("SELECT 1")
+        return {"ok": True}
+
+    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
+    def prometheus(request: Request):
+        """Prometheus text format: queues, jobs by state, latencies, promotions, refunds, provider calls."""
+        return PlainTextResponse(metrics.render(request.app.state.broker),
+                                 media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    @app.get("/api/me", tags=["users"], response_model=accounts.Account)
+    def me(request: Request, user_id: int = Depends(user)):
+        """Your account: credits and jobs by status."""
+        return accounts.view(request.app.state.broker, user_id)
+
+    @app.get("/api/documents", tags=["uploads"], response_model=list[views.DocumentView])
+    def documents(request: Request, user_id: int = Depends(user)):
+        """Your documents (theses and sources), newest first."""
+        return views.documents(request.app.state.broker, user_id)
+
+    @app.post("/api/analyses", tags=["analyses"], status_code=201, response_model=views.JobView,
+              openapi_extra=_body_schema(AnalysisRequest),
+              responses={200: {"description": "the idempotency key named an earlier admission: that job"}})
+    async def admit(request: Request, user_id: int = Depends(user)):
+        """Admit an analysis: charged now, pending or queued behind your running one."""
+        body = await json_body(request, AnalysisRequest, request.app.state.settings.max_json_bytes)
+        return await run_in_threadpool(_admit, request, user_id, body.thesis_id, body.source_ids, None,
+                                       body.idempotency_key, body.options)
+
+    @app.post("/api/analyses/{job_id}/delta", tags=["analyses"], status_code=201, response_model=views.JobView,
+              openapi_extra={"requestBody": {"required": False, "content": {
+                  "application/json": {"schema": DeltaRequest.model_json_schema()}}}})
+    async def delta(request: Request, job_id: int, user_id: int = Depends(user)):
+        """Re-check an earlier analysis of yours; it bypasses your queue."""
+        body = await json_body(request, DeltaRequest, request.app.state.settings.max_json_bytes, optional=True)
+        base = await run_in_threadpool(_job_or_404, request.app.state.broker, job_id, user_id)
+        return await run_in_threadpool(_admit, request, user_id, base.thesis_id, body.source_ids or base.source_ids,
+                                       job_id, body.idempotency_key, body.options)
+
+    @app.get("/api/analyses", tags=["analyses"], response_model=list[views.JobView])
+    def list_jobs(request: Request, user_id: int = Depends(user), limit: int = 100):
+        """Your analyses, newest first; queued ones with their position (1 = next)."""
+        return views.jobs(request.app.state.broker, user_id=user_id, limit=max(1, min(limit, 500)))
+
+    @app.get("/api/analyses/{job_id}", tags=["analyses"], response_model=views.JobView)
+    def get_job(request: Request, job_id: int, user_id: int = Depends(user)):
+        """One of your analyses with its verdicts."""
+        return _job_or_404(request.app.state.broker, job_id, user_id)
+
+    @app.post("/api/analyses/{job_id}/cancel", tags=["analyses"], response_model=views.JobView)
+    def cancel(request: Request, job_id: int, user_id: int = Depends(user)):
+        """Cancel a queued or pending analysis; its credit is refunded."""
+        broker = request.app.state.broker
+        userqueue.cancel(job_id, user_id=user_id, broker=broker)
+        return _job_or_404(broker, job_id, user_id)
+
+    _ops_routes(app)
+
+
+def _admit(request: Request, user_id: int, thesis_id: int, source_ids: list[int], delta_of: int | None,
+           idempotency_key: str | None, options: dict):
+    broker = request.app.state.broker
+    limit(request, user_id, "admit")
+    admission = userqueue.admit(user_id, thesis_id, source_ids, delta_of_job_id=delta_of,
+                                idempotency_key=idempotency_key, options=options, broker=broker)
+    job = views.job(broker, admission.job_id, user_id=user_id)
+    return JSONResponse(job.model_dump(mode="json"), status_code=201 if admission.created else 200,
+                        headers={"Location": f"/api/analyses/{job.id}"})
+
+
+def _ops_routes(app: FastAPI) -> None:
+    from broker import admin
+
+    @app.get("/api/ops/queues", tags=["ops"], response_model=list[admin.QueueStats])
+    def queues(request: Request, _=Depends(operator)):
+        """Depth, delayed, running, dead and oldest age per broker queue."""
+        return admin.queue_stats(request.app.state.broker)
+
+    @app.get("/api/ops/workers", tags=["ops"], response_model=list[admin.WorkerInfo])
+    def workers(request: Request, _=Depends(operator)):
+        """Live worker processes, their queues and last heartbeat."""
+        return admin.workers(request.app.state.broker)
+
+    @app.get("/api/ops/dead-letters", tags=["ops"], response_model=list[admin.DeadLetter])
+    def dead_letters(request: Request, queue: str | None = None, limit: int = 100, _=Depends(operator)):
+        """Dead letters, newest first."""
+        return admin.dead_letters(request.app.state.broker, queue_name=queue, limit=max(1, min(limit, 1000)))
+
+    @app.post("/api/ops/dead-letters/{letter_id}/retry", tags=["ops"])
+    def retry(request: Request, letter_id: int, _=Depends(operator)):
+        """Put one dead letter back on its queue."""
+        if admin.retry_dead_letters(request.app.state.broker, ids=[letter_id]) == 0:
+            raise ApiError(404, "unknown_dead_letter", f"no dead letter {letter_id}", id=letter_id)
+        return {"retried": 1}
+
+    @app.delete("/api/ops/dead-letters/{letter_id}", tags=["ops"])
+    def purge(request: Request, letter_id: int, _=Depends(operator)):
+        """Delete one dead letter for good."""
+        if admin.purge_dead_letters(request.app.state.broker, ids=[letter_id]) == 0:
+            raise ApiError(404, "unknown_dead_letter", f"no dead letter {letter_id}", id=letter_id)
+        return {"purged": 1}
+
+    @app.get("/api/ops/analyses", tags=["ops"], response_model=list[views.JobView])
+    def all_jobs(request: Request, limit: int = 100, _=Depends(operator)):
+        """Every user's analyses, newest first."""
+        return views.jobs(request.app.state.broker, limit=max(1, min(limit, 500)))

@@ -1,0 +1,93 @@
+"""/metrics in the Prometheus text format, computed from Postgres at scrape time.
+
+Every number comes from the database, never from process memory, so any web process
+answers the same and a redeploy resets nothing: counters are counts of durable rows
+(job events, ledger entries), histograms are bucket counts over started jobs.
+"""
+
+from __future__ import annotations
+
+from broker import admin
+
+from analysis import surfacedb
+
+#: Histogram buckets (seconds) of both job latencies.
+BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600]
+STATUSES = ["queued", "pending", "running", "succeeded", "failed", "canceled"]
+#: Counters taken from the job event audit: (metric, event, help).
+EVENT_COUNTERS = [
+    ("citeq_job_promotions_total", "promoted", "Queued jobs promoted to pending."),
+    ("citeq_release_retries_total", "release_deferred", "Held-run releases that failed and were deferred."),
+    ("citeq_jobs_admitted_total", "admitted", "Analyses admitted."),
+]
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(v: float) -> str:
+    return repr(float(v)) if isinstance(v, float) else str(v)
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def family(self, name: str, kind: str, help: str) -> None:
+        self.lines += [f"# HELP {name} {help}", f"# TYPE {name} {kind}"]
+
+    def sample(self, name: str, value: float, **labels: str) -> None:
+        rendered = ",".join(f'{k}="{_label(str(v))}"' for k, v in labels.items())
+        self.lines.append(f"{name}{{{rendered}}} {_number(value)}" if rendered else f"{name} {_number(value)}")
+
+
+def render(broker) -> str:
+    w = _Writer()
+    stats = admin.queue_stats(broker)
+    w.family("citeq_queue_messages", "gauge", "Broker messages per queue and state.")
+    for s in stats:
+        for state in ("ready", "delayed", "running", "dead"):
+            w.sample("citeq_queue_messages", getattr(s, state), queue=s.queue_name, state=state)
+    w.family("citeq_queue_oldest_age_seconds", "gauge", "Age of the oldest due message per queue.")
+    for s in stats:
+        w.sample("citeq_queue_oldest_age_seconds", float(s.oldest_age_seconds), queue=s.queue_name)
+    w.family("citeq_dead_letters", "gauge", "Dead-lettered messages (all queues).")
+    w.sample("citeq_dead_letters", sum(s.dead for s in stats))
+    w.family("citeq_workers", "gauge", "Live worker processes.")
+    w.sample("citeq_workers", len(admin.workers(broker)))
+
+    with broker.connection() as conn, conn.cursor() as cur:
+        counts = dict(surfacedb.many(cur, "job_counts_many"))
+        w.family("citeq_analysis_jobs", "gauge", "Analysis jobs by state.")
+        for status in STATUSES:
+            w.sample("citeq_analysis_jobs", counts.get(status, 0), state=status)
+
+        events = dict(surfacedb.many(cur, "job_event_counts_many"))
+        for name, event, help in EVENT_COUNTERS:
+            w.family(name, "counter", help)
+            w.sample(name, events.get(event, 0))
+        w.family("citeq_refunds_total", "counter", "Credits refunds written (failed or canceled jobs).")
+        w.sample("citeq_refunds_total", surfacedb.one(cur, "credit_refund_count_one")[0])
+
+        buckets = surfacedb.many(cur, "job_latency_buckets_many", buckets=[float(b) for b in BUCKETS])
+        waited_n, waited_sum, ran_n, ran_sum = surfacedb.one(cur, "job_latency_totals_one")
+        for name, column, n, total, help in [
+            ("citeq_job_wait_seconds", 1, waited_n, waited_sum, "Seconds from admission to start."),
+            ("citeq_job_run_seconds", 2, ran_n, ran_sum, "Seconds from start to finish."),
+        ]:
+            w.family(name, "histogram", help)
+            for row in buckets:
+                w.sample(f"{name}_bucket", row[column], le=_number(float(row[0])))
+            w.sample(f"{name}_bucket", n, le="+Inf")
+            w.sample(f"{name}_sum", float(total))
+            w.sample(f"{name}_count", n)
+
+        w.family("citeq_provider_calls", "gauge", "Judge provider calls used today (UTC).")
+        budgets = surfacedb.many(cur, "provider_calls_many")
+        for provider, used, _ in budgets:
+            w.sample("citeq_provider_calls", used, provider=provider)
+        w.family("citeq_provider_call_limit", "gauge", "Judge provider calls allowed today (UTC).")
+        for provider, _, call_limit in budgets:
+            w.sample("citeq_provider_call_limit", call_limit, provider=provider)
+    return "\n".join(w.lines) + "\n"
