@@ -15,4 +15,4 @@ broker = PostgresBroker()
 broker.add_middleware(SerializedJobs())
 dramatiq.set_broker(broker)
 
-from . import queue  # noqa: E402,F401 - declares the actors on the broker above
+from . import pipeline, queue  # noqa: E402,F401 - declare the actors on the broker above

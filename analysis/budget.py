@@ -18,3 +18,9 @@ def use(cur, provider: str, calls: int = 1) -> int | None:
     """Count ``calls`` against today's budget; the calls left, or None if they do not fit."""
     row = db.one(cur, "provider_budget_use_one", provider=provider, calls=calls)
     return None if row is None else row[0]
+
+
+def spend(cur, provider: str, calls: int = 1) -> bool:
+    """Count ``calls`` against today's budget: True when they fit or no limit is set for
+    today (unlimited), False when the budget is spent (nothing counted then)."""
+    return db.one(cur, "provider_budget_spend_one", provider=provider, calls=calls)[0]

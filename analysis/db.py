@@ -10,7 +10,21 @@ from pathlib import Path
 
 from broker import sql
 
-QUERIES = sql.load(Path(__file__).with_name("queries.sql"))
+
+
+def _load_all(*names: str) -> dict[str, str]:
+    queries: dict[str, str] = {}
+    for name in names:
+        loaded = sql.load(Path(__file__).with_name(name))
+        twice = queries.keys() & loaded.keys()
+        if twice:
+            raise ValueError(f"queries defined in two files: {sorted(twice)}")
+        queries.update(loaded)
+    return queries
+
+
+#: The queue's queries (queries.sql) and the pipeline's (pipeline.sql), one namespace.
+QUERIES = _load_all("queries.sql", "pipeline.sql")
 
 
 def one(cur, name: str, **params) -> tuple | None:

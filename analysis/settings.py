@@ -12,7 +12,7 @@ ENVIRONMENT = {
     "job_cost": "CITEQ_JOB_COST",
     "max_active_jobs": "CITEQ_MAX_ACTIVE_JOBS",
     "max_options_bytes": "CITEQ_MAX_OPTIONS_BYTES",
-    "judge_provider": "CITEQ_JUDGE_PROVIDER",
+    "judge_provider": "CITEQ_JUDGE",
     "release_window_seconds": "CITEQ_RELEASE_WINDOW_SECONDS",
     "release_backoff_base": "CITEQ_RELEASE_BACKOFF_BASE",
     "release_backoff_cap": "CITEQ_RELEASE_BACKOFF_CAP",
@@ -33,7 +33,8 @@ class QueueSettings(BaseModel):
     max_active_jobs: int = Field(50, ge=1)
     #: Largest JSON-encoded ``options`` an analysis may carry.
     max_options_bytes: int = Field(16 * 1024, ge=2)
-    #: The judge provider whose daily budget admission checks.
+    #: The judge provider whose daily budget admission checks: the judge kind of
+    #: ``CITEQ_JUDGE`` (offline | openai), the same variable ``judges.judge_from_env`` reads.
     judge_provider: str = "offline"
     #: After the first failed release, how long retries go on before the job fails.
     release_window_seconds: float = Field(1800.0, gt=0)
@@ -44,10 +45,11 @@ class QueueSettings(BaseModel):
     release_redispatch_seconds: float = Field(300.0, gt=0)
     #: Rows a sweeper handles per tick.
     sweep_batch: int = Field(500, ge=1)
-    #: Duration of the built-in simulated analysis (the default work until the pipeline plugs in).
+    #: Duration of the simulated analysis (``analyze_work=analysis.userqueue:simulated_work``).
     analyze_seconds: float = Field(0.0, ge=0)
-    #: ``module:function`` doing an analysis' work; empty means the simulated run.
-    analyze_work: str = ""
+    #: ``module:function`` doing an analysis' work: the pipeline (extract, then judge
+    #: per citation); ``analysis.userqueue:simulated_work`` only sleeps ``analyze_seconds``.
+    analyze_work: str = "analysis.pipeline:run_analysis"
     #: ``module:function`` checking the judge provider before a held run is released.
     release_check: str = ""
 
@@ -55,5 +57,66 @@ class QueueSettings(BaseModel):
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "QueueSettings":
         env = os.environ if env is None else env
         values = {field: env[var] for field, var in ENVIRONMENT.items() if env.get(var)}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+
+PIPELINE_ENVIRONMENT = {
+    "max_active_parse_jobs": "CITEQ_MAX_ACTIVE_PARSE_JOBS",
+    "max_staged_bytes": "CITEQ_MAX_STAGED_BYTES",
+    "max_file_bytes": "CITEQ_MAX_FILE_BYTES",
+    "max_files_per_upload": "CITEQ_MAX_FILES_PER_UPLOAD",
+    "blob_ttl_seconds": "CITEQ_BLOB_TTL_SECONDS",
+    "parse_max_attempts": "CITEQ_PARSE_MAX_ATTEMPTS",
+    "resend_grace_seconds": "CITEQ_RESEND_GRACE_SECONDS",
+    "worker_stale_seconds": "CITEQ_WORKER_STALE_SECONDS",
+    "source_cache_ttl_seconds": "CITEQ_SOURCE_CACHE_TTL_SECONDS",
+    "source_cache_size": "CITEQ_SOURCE_CACHE_SIZE",
+    "passages_per_claim": "CITEQ_PASSAGES_PER_CLAIM",
+    "judge_concurrency": "CITEQ_JUDGE_CONCURRENCY",
+    "judge_slot_wait_seconds": "CITEQ_JUDGE_SLOT_WAIT_SECONDS",
+    "judge_max_dispatches": "CITEQ_JUDGE_MAX_DISPATCHES",
+    "judge_factory": "CITEQ_JUDGE_FACTORY",
+}
+
+
+class PipelineSettings(BaseModel):
+    """Uploads, parsing, the source cache and judging. Every field has an environment variable."""
+
+    #: Parse jobs a user may have queued or running at once.
+    max_active_parse_jobs: int = Field(3, ge=1)
+    #: Bytes a user may have staged (uploaded, not parsed yet) at once.
+    max_staged_bytes: int = Field(120 * 1024 * 1024, ge=1)
+    #: Largest single file accepted.
+    max_file_bytes: int = Field(50 * 1024 * 1024, ge=1)
+    #: Files one upload may carry.
+    max_files_per_upload: int = Field(50, ge=1)
+    #: Staged bytes older than this are dropped by the blob-TTL sweeper (their item fails).
+    blob_ttl_seconds: float = Field(6 * 3600.0, gt=0)
+    #: Parse attempts of one item (a file that kills its worker) before it fails.
+    parse_max_attempts: int = Field(3, ge=1)
+    #: A parse job or citation whose message is lost is re-sent by the stall sweeper after this long.
+    resend_grace_seconds: float = Field(60.0, ge=0)
+    #: A worker not heard from for this long no longer counts as online.
+    worker_stale_seconds: float = Field(60.0, gt=0)
+    #: A process's cached source index is rebuilt after this long (or when the session changed).
+    source_cache_ttl_seconds: float = Field(600.0, gt=0)
+    #: Sessions whose index one process keeps.
+    source_cache_size: int = Field(64, ge=1)
+    #: Passages of the cited source shown to the judge per citation (see analysis/retrieval.py).
+    passages_per_claim: int = Field(3, ge=1, le=20)
+    #: Provider calls in flight at once, across every worker process.
+    judge_concurrency: int = Field(4, ge=1)
+    #: How long a judge waits for a free provider slot before its message is retried.
+    judge_slot_wait_seconds: float = Field(10.0, ge=0)
+    #: Dispatches of one citation's judge message before the stall sweeper fails the job.
+    judge_max_dispatches: int = Field(3, ge=1)
+    #: ``module:function`` returning the judge; empty means ``judges.judge_from_env``.
+    judge_factory: str = ""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "PipelineSettings":
+        env = os.environ if env is None else env
+        values = {field: env[var] for field, var in PIPELINE_ENVIRONMENT.items() if env.get(var)}
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

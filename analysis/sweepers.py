@@ -10,9 +10,12 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from . import db
+from . import db, parsing
 from .jobs import RELEASE_TIMEOUT, WORKER_LOST, JobStatus
-from .settings import QueueSettings
+from .pipeline import JUDGE_ACTOR
+from .ratelimits import PostgresRateLimiterBackend
+from .settings import PipelineSettings, QueueSettings
+from .uploads import PARSE_ACTOR
 from .userqueue import (
     ANALYZE_ACTOR,
     PROMOTE_ACTOR,
@@ -25,6 +28,9 @@ from .userqueue import (
 )
 
 logger = logging.getLogger(__name__)
+
+#: Failure reason of a job one of whose citations could not be judged.
+JUDGE_FAILED = "judge_failed"
 
 
 def resume(*, broker=None, settings: QueueSettings | None = None) -> dict[str, int]:
@@ -50,18 +56,81 @@ def resume(*, broker=None, settings: QueueSettings | None = None) -> dict[str, i
     return {"stalled_users": len(stalled), "resent": resent}
 
 
-def stall(*, broker=None, settings: QueueSettings | None = None, now: datetime | None = None) -> dict[str, int]:
+def stall(*, broker=None, settings: QueueSettings | None = None, now: datetime | None = None,
+          pipeline_settings: PipelineSettings | None = None) -> dict[str, int]:
     """Expired leases back to their queue (or dead after max deliveries); running jobs whose
-    message died fail with ``worker_lost`` (refunded), and their user's queue moves on."""
+    message died fail with ``worker_lost`` (refunded), and their user's queue moves on.
+    Parse jobs and citations whose message was lost or died get a new one (or, for a
+    citation dispatched too often, the job fails with ``judge_failed``)."""
     broker = _broker(broker)
     settings = settings or QueueSettings.from_env()
+    pipeline_settings = pipeline_settings or PipelineSettings.from_env()
     reaped = broker.reap(now=now, limit=settings.sweep_batch)
     failed = 0
     for job_id, user_id, reason in db.many_on(broker, "job_running_with_dead_message_many",
                                               limit=settings.sweep_batch):
         failed += complete_job(job_id, JobStatus.FAILED, reason=f"{WORKER_LOST}: {reason}"[:500],
                                user_id=user_id, broker=broker)
-    return {"reaped": len(reaped), "failed": failed}
+    parses = _resend_parse_jobs(broker, settings, pipeline_settings, now)
+    citations, judge_failed = _resend_citations(broker, settings, pipeline_settings, now)
+    PostgresRateLimiterBackend(broker).prune()
+    return {"reaped": len(reaped), "failed": failed + judge_failed, "parse_resent": parses,
+            "citations_resent": citations}
+
+
+def _resend_parse_jobs(broker, settings: QueueSettings, pipeline: PipelineSettings, now) -> int:
+    resent = 0
+    for job_id, old_message_id in db.many_on(broker, "parse_jobs_stalled_many", now=now,
+                                              grace_seconds=pipeline.resend_grace_seconds,
+                                              limit=settings.sweep_batch):
+        with broker.transaction() as cur:
+            message_id = _new_message_id()
+            if db.one(cur, "parse_job_resend_one", job_id=job_id, message_id=message_id,
+                      old_message_id=old_message_id) is not None:
+                _send(broker, PARSE_ACTOR, args=(job_id,), message_id=message_id)
+                resent += 1
+    if resent:
+        logger.warning("stalled parse jobs re-sent", extra={"action": "parse_resent", "count": resent})
+    return resent
+
+
+def _resend_citations(broker, settings: QueueSettings, pipeline: PipelineSettings, now) -> tuple[int, int]:
+    resent = failed = 0
+    rows = db.many_on(broker, "citations_stalled_many", now=now, grace_seconds=pipeline.resend_grace_seconds,
+                      limit=settings.sweep_batch)
+    for job_id, ordinal, old_message_id, dispatches, user_id in rows:
+        if dispatches >= pipeline.judge_max_dispatches:
+            failed += complete_job(job_id, JobStatus.FAILED, user_id=user_id, broker=broker,
+                                   reason=f"{JUDGE_FAILED}: citation {ordinal} could not be judged "
+                                          f"after {dispatches} dispatches")
+            continue
+        message = broker.get_actor(JUDGE_ACTOR).message(job_id, ordinal)
+        with broker.transaction() as cur:
+            if db.one(cur, "citation_resend_one", job_id=job_id, ordinal=ordinal,
+                      message_id=message.message_id, old_message_id=old_message_id) is not None:
+                broker.enqueue(message)
+                resent += 1
+    if resent or failed:
+        logger.warning("stalled citations re-sent", extra={"action": "citations_resent", "count": resent,
+                                                           "jobs_failed": failed})
+    return resent, failed
+
+
+def expire_blobs(*, broker=None, settings: QueueSettings | None = None, now: datetime | None = None,
+                 pipeline_settings: PipelineSettings | None = None) -> dict[str, int]:
+    """Blob TTL (hourly): staged bytes older than ``blob_ttl_seconds`` are dropped and their
+    items fail; parse jobs left with nothing to parse end. Terminal transitions drop bytes
+    first; this is the safety net."""
+    broker = _broker(broker)
+    settings = settings or QueueSettings.from_env()
+    pipeline_settings = pipeline_settings or PipelineSettings.from_env()
+    rows = db.many_on(broker, "parse_items_expire_many", now=now, ttl_seconds=pipeline_settings.blob_ttl_seconds,
+                      limit=settings.sweep_batch)
+    for job_id in {r[0] for r in rows}:
+        parsing.finish_job(job_id, broker=broker)
+    if rows:
+        logger.warning("staged uploads expired", extra={"action": "blobs_expired", "count": len(rows)})
+    return {"expired": len(rows)}
 
 
 def retry_releases(*, broker=None, settings: QueueSettings | None = None,

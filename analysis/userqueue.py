@@ -252,7 +252,7 @@ def run_job(job: Job, held_status: str, *, broker=None, settings: QueueSettings 
         _release(job, broker, settings)
     elif held_status != "released":
         raise ReleaseDeferred(f"held run is {held_status}", job_id=job.id)
-    return plugin(settings.analyze_work, _simulated_work)(job, settings)
+    return plugin(settings.analyze_work, simulated_work)(job, settings)
 
 
 def _release(job: Job, broker, settings: QueueSettings) -> None:
@@ -348,8 +348,8 @@ def plugin(spec: str, default: Callable) -> Callable:
     return _plugins[spec]
 
 
-def _simulated_work(job: Job, settings: QueueSettings) -> None:
-    """The stand-in analysis until the pipeline plugs in: sleeps ``analyze_seconds``."""
+def simulated_work(job: Job, settings: QueueSettings) -> None:
+    """A stand-in analysis (demos, queue benchmarks): sleeps ``analyze_seconds``."""
     if settings.analyze_seconds:
         time.sleep(settings.analyze_seconds)
 

@@ -107,3 +107,46 @@ def assert_no_overlap(conn, user_id: int) -> None:
     spans = sorted((s, f, j) for j, s, f in runs(conn, user_id))
     for (s1, f1, j1), (s2, f2, j2) in zip(spans, spans[1:]):
         assert f1 <= s2, f"jobs {j1} and {j2} of user {user_id} overlap"
+
+
+# -- the pipeline -------------------------------------------------------------------------
+
+SAMPLES = __import__("pathlib").Path(__file__).resolve().parents[2] / "sample_data"
+BAD_PDFS = SAMPLES.parent / "tests" / "data"
+SOURCE_FILES = ("okafor_lindqvist_2019.pdf", "hartmann_2020_feedback.pdf", "mueller_2021_spaced_homework.txt",
+                "castillo_2018_green_roofs.pdf", "nakamura_heat_notes.txt")
+THESES = ("thesis_retrieval_practice.pdf", "thesis_urban_heat.pdf")
+
+
+def sample_files(*names: str, kind: str = "source") -> list:
+    """Sample files as uploads."""
+    from analysis.uploads import UploadFile
+
+    return [UploadFile(filename=n, data=(SAMPLES / n).read_bytes(), kind=kind) for n in names]
+
+
+def corpus_upload(theses=THESES, sources=SOURCE_FILES) -> list:
+    """The sample corpus as one upload: the theses and every source."""
+    return sample_files(*theses, kind="thesis") + sample_files(*sources)
+
+
+def parse_done(conn, parse_job_id: int) -> str | None:
+    """The parse job's status once terminal, else None."""
+    status = query(conn, "SELECT status::text FROM parse_jobs WHERE id = %s", parse_job_id)[0][0]
+    return status if status in ("succeeded", "partial", "failed") else None
+
+
+def documents_by_name(conn, session_id: int) -> dict[str, int]:
+    return dict(query(conn, "SELECT filename, id FROM documents WHERE session_id = %s", session_id))
+
+
+def verdicts(conn, job_id: int) -> list[tuple]:
+    """(ordinal, marker, claim, source filename, verdict, evidence page) of a job's citations."""
+    return query(conn, """
+        SELECT c.ordinal, c.marker, c.claim, d.filename, c.verdict::text, c.evidence_page
+        FROM job_citations c LEFT JOIN documents d ON d.id = c.source_document_id
+        WHERE c.job_id = %s ORDER BY c.ordinal""", job_id)
+
+
+def job_status(conn, job_id: int) -> str:
+    return query(conn, "SELECT status::text FROM analysis_jobs WHERE id = %s", job_id)[0][0]

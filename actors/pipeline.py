@@ -1,0 +1,43 @@
+"""The pipeline's actors: ``parse`` and ``judge_citation``, and the blob-TTL sweeper.
+
+Thin: decode, call :mod:`analysis`, done. The ``analyze`` actor (actors/queue.py) runs
+the pipeline's extraction as its work (``analysis.pipeline:run_analysis``).
+"""
+
+from __future__ import annotations
+
+import dramatiq
+from periodiq import cron
+
+from analysis import parsing, pipeline, sweepers, uploads
+from analysis.pipeline import ProviderBusy
+from analysis.judges import ProviderBadResponse, ProviderUnavailable
+
+#: Provider trouble is retried with backoff; anything else is a bug and dead-letters
+#: after the retries too (the stall sweeper re-sends or fails the job).
+JUDGE_RETRIES = 5
+
+
+@dramatiq.actor(actor_name=uploads.PARSE_ACTOR, queue_name=uploads.PARSE_QUEUE, max_retries=3,
+                time_limit=30 * 60 * 1000)
+def parse(parse_job_id: int) -> None:
+    """Parse the staged items of one upload into documents, pages and chunks."""
+    parsing.parse_job(parse_job_id)
+
+
+def _retry_provider_trouble(retries: int, exception: Exception) -> bool:
+    return retries < JUDGE_RETRIES and isinstance(
+        exception, (ProviderBusy, ProviderUnavailable, ProviderBadResponse, dramatiq.errors.ConnectionError))
+
+
+@dramatiq.actor(actor_name=pipeline.JUDGE_ACTOR, queue_name=pipeline.JUDGE_QUEUE, retry_when=_retry_provider_trouble,
+                min_backoff=500, max_backoff=60_000, time_limit=5 * 60 * 1000)
+def judge_citation(job_id: int, ordinal: int) -> None:
+    """Judge one citation of a running analysis; the last one completes the job."""
+    pipeline.judge_citation(job_id, ordinal)
+
+
+@dramatiq.actor(queue_name="maintenance", periodic=cron("17 * * * *"), max_retries=0)
+def blob_ttl_sweep() -> None:
+    """Drop staged upload bytes older than the TTL (hourly; the safety net)."""
+    sweepers.expire_blobs()

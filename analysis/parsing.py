@@ -1,0 +1,108 @@
+"""The parse step: staged bytes become documents, pages and chunks, linked to the session.
+
+One ``parse`` message per parse job; its items are parsed one by one, each in its own
+transaction, so a bad file fails only its item and a crash loses at most the item in
+hand. An item found ``running`` again was being parsed by a worker that died; after
+``parse_max_attempts`` such starts it fails instead of killing the next worker too.
+
+Text comes from :mod:`analysis.pdftext` (pypdf: pure Python, no system libraries, well
+kept, tolerant of everyday PDF damage) and is cut into passages by
+:mod:`analysis.chunking`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+from . import db
+from .chunking import split_passages
+from .citations import DOI_PATTERN, _find_doi
+from .pdftext import ParseError, extract_pages
+from .settings import PipelineSettings
+from .userqueue import _broker
+
+logger = logging.getLogger(__name__)
+
+
+def parse_job(parse_job_id: int, *, broker=None, settings: PipelineSettings | None = None) -> str | None:
+    """Parse every unfinished item of the job; its terminal status (None if it had ended)."""
+    broker = _broker(broker)
+    settings = settings or PipelineSettings.from_env()
+    row = db.one_on(broker, "parse_job_start_one", job_id=parse_job_id)
+    if row is None:
+        return None
+    user_id, session_id = row
+    while _parse_next_item(broker, parse_job_id, user_id, session_id, settings):
+        pass
+    return finish_job(parse_job_id, broker=broker)
+
+
+def finish_job(parse_job_id: int, *, broker=None) -> str | None:
+    """End the job if no item is left to parse; its terminal status, or None."""
+    row = db.one_on(_broker(broker), "parse_job_finish_one", job_id=parse_job_id)
+    if row is not None:
+        logger.info("parse job finished", extra={"action": "parse_job_finished", "parse_job_id": parse_job_id,
+                                                 "status": row[0]})
+    return row[0] if row else None
+
+
+def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, settings: PipelineSettings) -> bool:
+    """Claim, parse and record one item; False when none is left."""
+    with broker.transaction() as cur:
+        item = db.one(cur, "parse_item_claim_one", job_id=job_id)
+    if item is None:
+        return False
+    item_id, filename, kind, doi, sha256, data, attempts = item
+    if attempts > settings.parse_max_attempts:
+        _fail(broker, item_id, attempts, "worker_crashed",
+              f"{filename} could not be parsed: the parser stopped {attempts - 1} times while reading it.")
+        return True
+    try:
+        pages = extract_pages(bytes(data), filename)
+    except ParseError as exc:
+        _fail(broker, item_id, attempts, _code(exc), exc.reason)
+        return True
+    passages = split_passages(pages)
+    metadata = _metadata(pages, doi)
+    with broker.transaction() as cur:
+        document_id = db.one(
+            cur, "document_insert_one", user_id=user_id, kind=kind, filename=filename, doi=doi,
+            session_id=session_id, pages=len(pages), size_bytes=len(data), sha256=sha256,
+            metadata=json.dumps(metadata),
+        )[0]
+        db.one(cur, "document_pages_insert", document_id=document_id, pages=[p.number for p in pages],
+               texts=[p.text for p in pages])
+        db.one(cur, "chunks_insert", document_id=document_id, user_id=user_id,
+               ordinals=[p.ordinal for p in passages], pages=[p.page for p in passages],
+               texts=[p.text for p in passages])
+        if kind == "source":
+            db.one(cur, "session_source_link_one", session_id=session_id, document_id=document_id,
+                   user_id=user_id)
+        if db.one(cur, "parse_item_parsed_one", item_id=item_id, document_id=document_id,
+                  attempts=attempts) is None:
+            # Claimed again by another delivery meanwhile: its document wins, ours rolls back.
+            cur.connection.rollback()
+            return True
+    logger.info("upload parsed", extra={"action": "item_parsed", "parse_job_id": job_id, "item_id": item_id,
+                                        "document_id": document_id, "pages": len(pages),
+                                        "chunks": len(passages)})
+    return True
+
+
+def _fail(broker, item_id: int, attempts: int, code: str, reason: str) -> None:
+    db.one_on(broker, "parse_item_fail_one", item_id=item_id, attempts=attempts, code=code, reason=reason[:1000])
+    logger.info("upload failed to parse", extra={"action": "item_failed", "item_id": item_id, "code": code,
+                                                 "reason": reason})
+
+
+def _code(exc: ParseError) -> str:
+    """``NoExtractableText`` -> ``no_extractable_text``: the item's machine-readable error."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__).lower()
+
+
+def _metadata(pages, doi: str | None) -> dict[str, str]:
+    """What citation matching can use besides the first page: a DOI printed in the text."""
+    found = doi or _find_doi(" ".join(p.text for p in pages[:2]))
+    return {"doi": found} if found and DOI_PATTERN.match(found) else {}

@@ -1,0 +1,268 @@
+"""The analysis pipeline: extract citations, fan out one judge message per citation, and
+complete the job when the last verdict lands — exactly once, whichever worker that is.
+
+    analyze (serialized, per user) ──▶ run_analysis: extract, persist job_citations,
+        send judge_citation × n in the same transaction, hand the job on (DEFERRED)
+    judge_citation (any worker, any order) ──▶ judge_citation: retrieve, judge, write the
+        verdict WHERE verdict IS NULL and count it off the job in one statement; the judge
+        that counts the last one completes the job in that same transaction
+
+A re-delivered analyze message finds the extraction recorded and sends nothing; a
+re-delivered judge message finds the verdict written and does nothing. A delta re-check
+judges only citations whose claim text or cited source (by content hash) changed since
+its base job and copies the other verdicts.
+
+Retrieval is BM25 over the cited source's passages (``passages_per_claim``, default 3;
+see analysis/retrieval.py for why three). Hybrid retrieval with pgvector is not built:
+:func:`retrieval_mode` reports the mode a deployment runs in, and it is recorded per job.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import defaultdict
+
+from pydantic import BaseModel
+
+from . import budget, db
+from .citations import Citation, SourceInfo, extract_citations, match_sources
+from .jobs import Job, JobStatus
+from .judges import Judge, Judgement, OfflineJudge, ProviderRateLimited, judge_from_env, source_missing_judgement
+from .pdftext import Page
+from .ratelimits import PostgresRateLimiterBackend, provider_concurrency
+from .settings import PipelineSettings, QueueSettings
+from .sources import SourceStore, document_index, store_for
+from .userqueue import DEFERRED, _broker, finish_locked, plugin, user_lock
+
+logger = logging.getLogger(__name__)
+
+JUDGE_ACTOR = "judge_citation"
+JUDGE_QUEUE = "judge"
+
+
+class ProviderBusy(Exception):
+    """Every provider slot stayed taken, or the daily budget is spent: retry the message later."""
+
+
+class CitationView(BaseModel):
+    """One claim–citation pair of an analysis with its verdict (None while unjudged)."""
+
+    ordinal: int
+    claim: str
+    marker: str
+    page: int | None
+    source_document_id: int | None
+    verdict: str | None
+    confidence: float | None
+    evidence: str | None
+    evidence_page: int | None
+    rationale: str | None
+    #: True when a delta re-check copied the verdict from its base job.
+    carried_over: bool
+    judged_at: object | None = None
+
+
+# -- the analyze step -----------------------------------------------------------------------
+
+
+def run_analysis(job: Job, settings: QueueSettings | None = None, *, broker=None):
+    """The ``analyze`` work: extract and fan out; DEFERRED while citations await a judge.
+
+    Plugs into the queue as ``CITEQ_ANALYZE_WORK=analysis.pipeline:run_analysis`` (the
+    actors set it as the default). Returns None when nothing is left to judge, so the
+    queue's middleware completes the job at once.
+    """
+    broker = _broker(broker)
+    done, pending = db.one_on(broker, "job_extraction_one", job_id=job.id)
+    if done:
+        return DEFERRED if pending else None
+    pending = extract(job, broker=broker)
+    return DEFERRED if pending else None
+
+
+def extract(job: Job, *, broker=None) -> int:
+    """Find the thesis's citations, persist them, send their judge messages (one
+    transaction); the number left to judge. A second call for the job sends nothing."""
+    broker = _broker(broker)
+    pages = [Page(number=p, text=t) for p, t in
+             db.many_on(broker, "document_pages_many", user_id=job.user_id, document_id=job.thesis_id)]
+    citations = extract_citations(pages)
+    sources = db.many_on(broker, "job_sources_many", job_id=job.id)
+    infos = [SourceInfo(id=str(s[0]), filename=s[1], text=s[2], metadata=_source_metadata(s[3], s[4]))
+             for s in sources]
+    matched = {o: (int(s) if s is not None else None) for o, s in match_sources(citations, infos).items()}
+    carried = _carried_verdicts(job, citations, matched, broker) if job.is_delta else {}
+    rows, messages = _citation_rows(job, citations, matched, carried, broker)
+    pending = len(messages)
+    with broker.transaction() as cur:
+        if db.one(cur, "job_extracted_one", job_id=job.id, total=len(citations), pending=pending,
+                  retrieval_mode=retrieval_mode(cur)) is None:
+            return db.one(cur, "job_extraction_one", job_id=job.id)[1] or 0
+        db.one(cur, "citations_insert", job_id=job.id, user_id=job.user_id, **rows)
+        if messages:
+            broker.enqueue_many(messages)
+    logger.info("citations extracted", extra={"action": "citations_extracted", "job_id": job.id,
+                                              "user_id": job.user_id, "citations": len(citations),
+                                              "to_judge": pending, "carried_over": len(carried)})
+    return pending
+
+
+def _source_metadata(doi: str | None, metadata: dict | None) -> dict[str, str]:
+    meta = {k: str(v) for k, v in (metadata or {}).items()}
+    if doi:
+        meta["doi"] = doi
+    return meta
+
+
+def _citation_rows(job: Job, citations: list[Citation], matched: dict[int, int | None],
+                   carried: dict[int, tuple], broker) -> tuple[dict[str, list], list]:
+    """Column arrays for ``citations_insert`` and the judge messages to send."""
+    actor = broker.get_actor(JUDGE_ACTOR)
+    cols: dict[str, list] = defaultdict(list)
+    messages = []
+    for c in citations:
+        source = matched[c.ordinal]
+        verdict = None
+        if source is None:
+            j = source_missing_judgement(c.marker)
+            verdict = (None, j.verdict.value, j.confidence, j.evidence, j.evidence_page, j.rationale)
+        elif c.ordinal in carried:
+            verdict = carried[c.ordinal]
+        message_id = None
+        if verdict is None:
+            message = actor.message(job.id, c.ordinal)
+            messages.append(message)
+            message_id = message.message_id
+        carried_from, v, confidence, evidence, evidence_page, rationale = verdict or (None,) * 6
+        for name, value in (
+            ("ordinals", c.ordinal), ("claims", c.claim), ("sentences", c.sentence), ("markers", c.marker),
+            ("pages", c.page), ("reference_keys", c.reference.key if c.reference else None),
+            ("references", c.reference.model_dump_json() if c.reference else None),
+            ("source_document_ids", source), ("message_ids", message_id), ("verdicts", v),
+            ("confidences", confidence), ("evidences", evidence), ("evidence_pages", evidence_page),
+            ("rationales", rationale), ("carried_from_ids", carried_from),
+        ):
+            cols[name].append(value)
+    return dict(cols), messages
+
+
+def _carried_verdicts(job: Job, citations: list[Citation], matched: dict[int, int | None],
+                      broker) -> dict[int, tuple]:
+    """Verdicts of the base job to copy: same marker, same claim text, same cited content.
+
+    Sources are compared by content hash, so a re-uploaded identical file counts as
+    unchanged and an edited one as changed. Repeated (marker, claim) pairs pair up in order.
+    """
+    base = db.many_on(broker, "base_citations_many", job_id=job.delta_of_job_id, user_id=job.user_id)
+    ids = [s for s in matched.values() if s is not None]
+    hashes = dict(db.many_on(broker, "document_hashes_many", user_id=job.user_id, ids=ids)) if ids else {}
+    available: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+    for row in base:
+        available[(row[3], row[2])].append(row)
+    carried = {}
+    for c in citations:
+        candidates = available.get((c.marker, c.claim))
+        if not candidates:
+            continue
+        row = candidates.pop(0)
+        source = matched[c.ordinal]
+        if source is None or row[6] is None or hashes.get(source) != row[5] or row[5] is None:
+            continue
+        carried[c.ordinal] = (row[0], row[6], row[7], row[8], row[9], row[10])
+    return carried
+
+
+def retrieval_mode(cur) -> str:
+    """``bm25``: this build retrieves with BM25 alone. pgvector's presence is reported
+    (``bm25 (pgvector available, hybrid not built)``) so operators see what is possible."""
+    return "bm25 (pgvector available, hybrid not built)" if db.one(cur, "pgvector_available_one")[0] else "bm25"
+
+
+# -- the judge step -------------------------------------------------------------------------
+
+
+def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | None = None,
+                   store: SourceStore | None = None, settings: PipelineSettings | None = None) -> str:
+    """Judge one citation (idempotent); what happened: ``judged``, ``completed`` (this was
+    the last verdict and the job finished), or ``skipped`` (judged already, job ended)."""
+    broker = _broker(broker)
+    settings = settings or PipelineSettings.from_env()
+    row = db.one_on(broker, "citation_to_judge_one", job_id=job_id, ordinal=ordinal)
+    if row is None:
+        return "skipped"
+    _, user_id, claim, marker, source_id, session_id = row
+    if source_id is None:
+        judgement = source_missing_judgement(marker)
+    else:
+        if session_id is not None:
+            index = (store or store_for(broker, settings)).index(user_id, session_id)
+        else:
+            index = document_index(broker, user_id, source_id)
+        hits = index.search(claim, source_id=str(source_id), k=settings.passages_per_claim)
+        judgement = _judge_guarded(judge or judge_for(settings), claim, hits, broker, settings)
+    return record_verdict(job_id, ordinal, user_id, judgement, broker=broker)
+
+
+def record_verdict(job_id: int, ordinal: int, user_id: int, judgement: Judgement, *, broker=None) -> str:
+    """Write the verdict once; the writer of the last one completes the job, same transaction."""
+    broker = _broker(broker)
+    with broker.transaction() as cur:
+        # The user's lock first, as complete_job takes it: no lock-order deadlock with it.
+        user_lock(cur, user_id)
+        row = db.one(cur, "citation_judge_one", job_id=job_id, ordinal=ordinal, verdict=judgement.verdict.value,
+                     confidence=judgement.confidence, evidence=judgement.evidence,
+                     evidence_page=judgement.evidence_page, rationale=judgement.rationale)
+        if row is None:
+            return "skipped"
+        if row[0] > 0:
+            return "judged"
+        finish_locked(cur, broker, job_id, user_id, JobStatus.SUCCEEDED, None)
+    logger.info("analysis judged", extra={"action": "job_judged", "job_id": job_id, "user_id": user_id})
+    return "completed"
+
+
+def _judge_guarded(judge: Judge, claim: str, hits, broker, settings: PipelineSettings) -> Judgement:
+    """Call the judge; a provider's calls take a global slot and count against its budget."""
+    if isinstance(judge, OfflineJudge) or not hits:
+        return judge.judge(claim, hits)  # no provider call: nothing to meter
+    provider = getattr(judge, "provider", "openai")
+    with broker.connection() as conn, conn.cursor() as cur:
+        if not budget.spend(cur, provider):
+            raise ProviderBusy(f"the daily budget of {provider} is spent")
+    limiter = provider_concurrency(PostgresRateLimiterBackend(broker), provider, settings.judge_concurrency)
+    deadline = time.monotonic() + settings.judge_slot_wait_seconds
+    delay = 0.05
+    while True:
+        with limiter.acquire(raise_on_failure=False) as acquired:
+            if acquired:
+                try:
+                    return judge.judge(claim, hits)
+                except ProviderRateLimited as exc:
+                    raise ProviderBusy(str(exc)) from exc
+        if time.monotonic() > deadline:
+            raise ProviderBusy(f"all {settings.judge_concurrency} slots of {provider} stayed taken")
+        time.sleep(delay)  # waiting for a slot another worker holds, not for a test
+        delay = min(delay * 2, 1.0)
+
+
+_judges: dict[str, Judge] = {}
+
+
+def judge_for(settings: PipelineSettings) -> Judge:
+    """The configured judge of this process: ``judge_factory`` if set, else CITEQ_JUDGE."""
+    key = settings.judge_factory or "env"
+    if key not in _judges:
+        _judges[key] = plugin(settings.judge_factory, lambda: judge_from_env(os.environ))()
+    return _judges[key]
+
+
+# -- reading results ------------------------------------------------------------------------
+
+
+def citations(user_id: int, job_id: int, *, broker=None) -> list[CitationView]:
+    """The citations of the user's job with their verdicts, in reading order."""
+    cols = list(CitationView.model_fields)
+    rows = db.many_on(_broker(broker), "citations_of_job_many", job_id=job_id, user_id=user_id)
+    return [CitationView(**dict(zip(cols, r))) for r in rows]

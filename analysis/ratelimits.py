@@ -1,0 +1,78 @@
+"""A Postgres backend for Dramatiq's rate limiters (``dramatiq.rate_limits``).
+
+Dramatiq ships backends for Redis and Memcached only. This one keeps every counter in
+``rate_limit_counters`` (key, value, expires_at), so :class:`~dramatiq.rate_limits.
+ConcurrentRateLimiter` and :class:`~dramatiq.rate_limits.WindowRateLimiter` work across
+every worker and web process on nothing but the database::
+
+    backend = PostgresRateLimiterBackend(broker)
+    calls = ConcurrentRateLimiter(backend, "judge:openai", limit=4)
+    with calls.acquire():
+        ...
+
+Each operation is one statement (``add``, ``incr``, ``decr``) or one short transaction
+(``incr_and_sum``, which takes the window's keys' advisory locks in key order, so two
+callers never both see room for the last slot). An expired row counts as absent.
+``wait``/``wait_notify`` (used only by ``dramatiq.rate_limits.Barrier``) are not
+supported.
+"""
+
+from __future__ import annotations
+
+from dramatiq.rate_limits import ConcurrentRateLimiter, RateLimiterBackend, WindowRateLimiter
+
+from broker import locks
+
+from . import db
+
+LOCK_SCOPE = "rate_limit"
+
+
+class PostgresRateLimiterBackend(RateLimiterBackend):
+    """Rate-limit counters in Postgres; see the module docstring."""
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+
+    def add(self, key, value, ttl):
+        return db.one_on(self.broker, "rate_limit_add_one", key=key, value=value, ttl_ms=ttl) is not None
+
+    def incr(self, key, amount, maximum, ttl):
+        return db.one_on(self.broker, "rate_limit_incr_one", key=key, amount=amount, maximum=maximum,
+                         ttl_ms=ttl) is not None
+
+    def decr(self, key, amount, minimum, ttl):
+        return db.one_on(self.broker, "rate_limit_decr_one", key=key, amount=amount, minimum=minimum,
+                         ttl_ms=ttl) is not None
+
+    def incr_and_sum(self, key, keys, amount, maximum, ttl):
+        window = sorted(set(keys()) | {key})
+        with self.broker.transaction() as cur:
+            for k in window:
+                locks.xact_lock(cur, LOCK_SCOPE, k)
+            values = dict(db.many(cur, "rate_limit_sum_many", keys=window))
+            if values.get(key, 0) + amount > maximum or sum(values.values()) + amount > maximum:
+                return False
+            return db.one(cur, "rate_limit_incr_one", key=key, amount=amount, maximum=maximum,
+                          ttl_ms=ttl) is not None
+
+    def wait(self, key, timeout):
+        raise NotImplementedError("barriers are not supported by the Postgres rate-limiter backend")
+
+    def wait_notify(self, key, ttl):
+        raise NotImplementedError("barriers are not supported by the Postgres rate-limiter backend")
+
+    def prune(self) -> None:
+        """Delete expired counters (the stall sweeper calls this)."""
+        db.one_on(self.broker, "rate_limit_prune")
+
+
+def provider_concurrency(backend: RateLimiterBackend, provider: str, limit: int) -> ConcurrentRateLimiter:
+    """The global ceiling on a judge provider's calls in flight."""
+    # A slot whose holder died is freed after the TTL (no heartbeat renews it).
+    return ConcurrentRateLimiter(backend, f"judge-calls:{provider}", limit=limit, ttl=120_000)
+
+
+def per_user_requests(backend: RateLimiterBackend, user_id: int, *, limit: int, window: int) -> WindowRateLimiter:
+    """``limit`` requests of a user per ``window`` seconds (the web's per-user limit)."""
+    return WindowRateLimiter(backend, f"requests:{user_id}", limit=limit, window=window)

@@ -1,0 +1,266 @@
+"""Staged uploads: a user's files go into Postgres with their parse message, at once.
+
+:func:`stage_upload` validates against the user's caps under the user's upload lock,
+stores the bytes as BYTEA in ``parse_items`` and sends the ``parse`` message in the same
+transaction, and returns the parse job id (HTTP answers ``202 {jobId}``). The client
+polls :func:`parse_status` until the job is terminal. Every refusal is an
+:class:`UploadError` whose ``code`` names the limit.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import logging
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from broker import locks
+
+from . import db
+from .errors import AnalysisError
+from .settings import PipelineSettings
+from .userqueue import _broker, _new_message_id, _send
+
+logger = logging.getLogger(__name__)
+
+PARSE_ACTOR = "parse"
+PARSE_QUEUE = "parse"
+#: Advisory-lock scope of a user's uploads (caps are checked and staged under it).
+LOCK_SCOPE = "parse_uploads"
+
+
+class ParseJobStatus(str, enum.Enum):
+    #: Staged; its message is on the broker.
+    QUEUED = "queued"
+    #: A worker parses its items.
+    RUNNING = "running"
+    #: Every item parsed.
+    SUCCEEDED = "succeeded"
+    #: Some items parsed, some failed (each item says why).
+    PARTIAL = "partial"
+    #: Every item failed.
+    FAILED = "failed"
+
+
+class ParseItemStatus(str, enum.Enum):
+    #: Bytes staged, waiting for the parse worker.
+    QUEUED = "queued"
+    #: A worker is parsing it.
+    RUNNING = "running"
+    #: Its document and chunks exist; the bytes are gone.
+    PARSED = "parsed"
+    #: error_code and error_reason say why; the bytes are gone.
+    FAILED = "failed"
+
+
+PARSE_TERMINAL = frozenset({ParseJobStatus.SUCCEEDED, ParseJobStatus.PARTIAL, ParseJobStatus.FAILED})
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+class UploadError(AnalysisError):
+    """The upload was refused."""
+
+    code = "upload_error"
+
+
+class TooManyParseJobs(UploadError):
+    """You have as many uploads being parsed as allowed; wait until one finishes."""
+
+    code = "parse_jobs_limit"
+
+
+class StagedBytesLimit(UploadError):
+    """Your uploads waiting to be parsed would exceed the staged-bytes limit."""
+
+    code = "staged_bytes_limit"
+
+
+class FileTooLarge(UploadError):
+    """A file is larger than the per-file limit."""
+
+    code = "file_size_limit"
+
+
+class TooManyFiles(UploadError):
+    """An upload carries more files than allowed."""
+
+    code = "files_per_upload_limit"
+
+
+class EmptyUpload(UploadError):
+    """An upload needs at least one file."""
+
+    code = "empty_upload"
+
+
+class UnknownSession(UploadError):
+    """No such upload session for this user."""
+
+    code = "unknown_session"
+
+
+class UnknownParseJob(UploadError):
+    """No such parse job for this user."""
+
+    code = "unknown_parse_job"
+
+
+# -- models ---------------------------------------------------------------------------------
+
+
+class UploadFile(BaseModel):
+    """One file handed over for parsing."""
+
+    filename: str = Field(min_length=1, max_length=255)
+    data: bytes
+    kind: Literal["thesis", "source"] = "source"
+    #: The source's DOI if the user knows it (checked at analysis admission).
+    doi: str | None = Field(None, max_length=300)
+
+
+class StagedUpload(BaseModel):
+    """The answer of :func:`stage_upload` (HTTP: ``202 {jobId}``)."""
+
+    parse_job_id: int
+    session_id: int
+    files: int
+    bytes: int
+    #: False when no worker serving the ``parse`` queue was heard from recently: the job
+    #: is safe in Postgres, but nothing will parse it until a worker comes online.
+    parse_worker_online: bool
+
+
+class ParseItemView(BaseModel):
+    ordinal: int
+    filename: str
+    kind: str
+    size_bytes: int
+    status: ParseItemStatus
+    error_code: str | None = None
+    error_reason: str | None = None
+    document_id: int | None = None
+    #: Whether the uploaded bytes are still held (only while queued or running).
+    staged: bool
+
+
+class ParseJobView(BaseModel):
+    """What polling a parse job answers."""
+
+    parse_job_id: int
+    session_id: int
+    status: ParseJobStatus
+    terminal: bool
+    created_at: datetime
+    finished_at: datetime | None
+    items: list[ParseItemView]
+    parse_worker_online: bool
+
+
+# -- sessions -------------------------------------------------------------------------------
+
+
+def create_session(user_id: int, *, broker=None) -> int:
+    """A new, empty upload session of the user; its id."""
+    return db.one_on(_broker(broker), "upload_session_create_one", user_id=user_id)[0]
+
+
+def reset_session(user_id: int, session_id: int, *, broker=None) -> int:
+    """Unlink every source of the user's session (an explicit reset); how many were linked."""
+    row = db.one_on(_broker(broker), "session_reset_one", user_id=user_id, session_id=session_id)
+    if row is None:
+        raise UnknownSession(session_id=session_id)
+    return row[0]
+
+
+def session_documents(user_id: int, session_id: int, *, broker=None) -> list[tuple[int, str, str]]:
+    """(document id, kind, filename) of the session's parsed documents, oldest first."""
+    rows = db.many_on(_broker(broker), "session_documents_many", user_id=user_id, session_id=session_id)
+    return [(r[0], r[1], r[2]) for r in rows if r[3] == "parsed"]
+
+
+# -- staging --------------------------------------------------------------------------------
+
+
+def stage_upload(user_id: int, files: list[UploadFile], *, session_id: int | None = None,
+                 broker=None, settings: PipelineSettings | None = None) -> StagedUpload:
+    """Stage ``files`` for parsing and send the parse message, in one transaction.
+
+    A new session is created unless ``session_id`` (one of the user's) is given. Raises an
+    :class:`UploadError` subclass naming the limit that refused the upload; nothing is
+    staged then.
+    """
+    broker = _broker(broker)
+    settings = settings or PipelineSettings.from_env()
+    files = [f if isinstance(f, UploadFile) else UploadFile.model_validate(f) for f in files]
+    _check_files(files, settings)
+    total = sum(len(f.data) for f in files)
+    message_id = _new_message_id()
+    with broker.transaction() as cur:
+        locks.xact_lock(cur, LOCK_SCOPE, int(user_id))
+        if session_id is None:
+            session_id = db.one(cur, "upload_session_create_one", user_id=user_id)[0]
+        elif db.one(cur, "upload_session_get_one", session_id=session_id, user_id=user_id) is None:
+            raise UnknownSession(session_id=session_id)
+        active, staged = db.one(cur, "upload_facts_one", user_id=user_id)
+        if active >= settings.max_active_parse_jobs:
+            raise TooManyParseJobs(active=active, limit=settings.max_active_parse_jobs)
+        if staged + total > settings.max_staged_bytes:
+            raise StagedBytesLimit(staged=staged, upload=total, limit=settings.max_staged_bytes)
+        job_id = db.one(
+            cur, "parse_job_insert_one", user_id=user_id, session_id=session_id, message_id=message_id,
+            filenames=[f.filename for f in files], kinds=[f.kind for f in files], dois=[f.doi for f in files],
+            sha256s=[hashlib.sha256(f.data).hexdigest() for f in files], datas=[f.data for f in files],
+        )[0]
+        _send(broker, PARSE_ACTOR, args=(job_id,), message_id=message_id)
+    logger.info("upload staged", extra={"action": "upload_staged", "user_id": user_id, "parse_job_id": job_id,
+                                        "files": len(files), "bytes": total})
+    return StagedUpload(parse_job_id=job_id, session_id=session_id, files=len(files), bytes=total,
+                        parse_worker_online=parse_worker_online(broker=broker, settings=settings))
+
+
+def _check_files(files: list[UploadFile], settings: PipelineSettings) -> None:
+    if not files:
+        raise EmptyUpload()
+    if len(files) > settings.max_files_per_upload:
+        raise TooManyFiles(files=len(files), limit=settings.max_files_per_upload)
+    for f in files:
+        if len(f.data) > settings.max_file_bytes:
+            raise FileTooLarge(f"{f.filename} is {len(f.data)} bytes; the limit is {settings.max_file_bytes}",
+                               filename=f.filename, size=len(f.data), limit=settings.max_file_bytes)
+
+
+# -- polling --------------------------------------------------------------------------------
+
+
+def parse_status(user_id: int, parse_job_id: int, *, broker=None,
+                 settings: PipelineSettings | None = None) -> ParseJobView:
+    """The parse job and its items, as the user may see them; UnknownParseJob otherwise."""
+    broker = _broker(broker)
+    row = db.one_on(broker, "parse_job_get_one", job_id=parse_job_id, user_id=user_id)
+    if row is None:
+        raise UnknownParseJob(parse_job_id=parse_job_id)
+    cols = ParseItemView.model_fields.keys()
+    items = [ParseItemView(**dict(zip(cols, r[1:]))) for r in
+             db.many_on(broker, "parse_items_of_job_many", job_id=parse_job_id)]
+    status = ParseJobStatus(row[2])
+    return ParseJobView(parse_job_id=row[0], session_id=row[1], status=status, terminal=status in PARSE_TERMINAL,
+                        created_at=row[3], finished_at=row[4], items=items,
+                        parse_worker_online=parse_worker_online(broker=broker, settings=settings))
+
+
+def parse_worker_online(*, broker=None, settings: PipelineSettings | None = None) -> bool:
+    """Whether a worker process serving the ``parse`` queue sent a heartbeat recently."""
+    return bool(workers_serving(PARSE_QUEUE, broker=broker, settings=settings))
+
+
+def workers_serving(queue_name: str, *, broker=None, settings: PipelineSettings | None = None) -> list[str]:
+    """Ids of the worker processes serving ``queue_name`` that were heard from recently."""
+    settings = settings or PipelineSettings.from_env()
+    rows = db.many_on(_broker(broker), "workers_serving_queue_many", queue_name=queue_name,
+                      stale_seconds=settings.worker_stale_seconds)
+    return [r[0] for r in rows]
