@@ -33,6 +33,8 @@ BATCH = ["thesis_retrieval_practice.pdf", "thesis_urban_heat.pdf", "thesis_retri
 #: Until the parsing pipeline is installed, each simulated analysis takes this long.
 SIMULATED_SECONDS = "1.0"
 TIMEOUT_SECONDS = 150.0
+#: The offline judge answers in microseconds; the demo paces it so the progress is watchable.
+JUDGE_SECONDS = float(os.environ.get("CITEQ_DEMO_JUDGE_SECONDS") or 0.3)
 BAR_WIDTH = 24
 
 
@@ -101,6 +103,8 @@ def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     env = dict(os.environ, DATABASE_URL=url, PYTHONUNBUFFERED="1")
     if pipeline is None:
         env.setdefault("CITEQ_ANALYZE_SECONDS", SIMULATED_SECONDS)
+    elif JUDGE_SECONDS > 0 and not os.environ.get("CITEQ_JUDGE_FACTORY"):
+        env["CITEQ_JUDGE_FACTORY"] = "citeq.demo:paced_judge"
     log_dir = Path(os.environ.get("CITEQ_HOME") or ROOT / ".citeq") / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
     procs = Processes(env, log_dir)
@@ -110,6 +114,9 @@ def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
                                "--path", str(ROOT)])
         procs.start("scheduler", [_executable("periodiq"), "actors", "--path", str(ROOT)])
         say(f"started a worker and a scheduler (logs in {log_dir})")
+        if env.get("CITEQ_JUDGE_FACTORY") == "citeq.demo:paced_judge":
+            say(f"the offline judge is paced at {JUDGE_SECONDS:g} s per citation so you can watch "
+                "(CITEQ_DEMO_JUDGE_SECONDS=0 for full speed)")
         user_id, documents = _prepare(broker, pipeline, say)
         job_ids = _admit_batch(broker, user_id, documents, say)
         _watch(broker, procs, user_id, job_ids, out)
@@ -124,6 +131,24 @@ def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         procs.stop()
+
+
+class _PacedJudge:
+    """The configured judge, slowed down to a watchable pace (demo only)."""
+
+    def __init__(self, inner, seconds: float) -> None:
+        self.inner, self.seconds = inner, seconds
+
+    def judge(self, claim, passages):
+        time.sleep(self.seconds)
+        return self.inner.judge(claim, passages)
+
+
+def paced_judge():
+    """``CITEQ_JUDGE_FACTORY`` of the demo's worker: the environment's judge, paced."""
+    from analysis.judges import judge_from_env
+
+    return _PacedJudge(judge_from_env(os.environ), JUDGE_SECONDS)
 
 
 def _raise_interrupt(signum, frame):

@@ -31,5 +31,31 @@ def test_demo_runs_five_analyses_one_after_another_and_ends_with_verdicts(db, co
     if "parsed 7 documents" in out:  # the parsing pipeline is installed: real verdicts
         assert "verdicts for thesis_retrieval_practice.pdf" in out and "supported" in out
     # The demo's worker and scheduler are gone: no process is left holding the database.
+    # (This test process has connections of its own, named by its pid.)
     assert query(conn, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                       "AND application_name LIKE 'citeq:%%'")[0][0] == 0
+                       "AND application_name LIKE 'citeq:%%' AND application_name NOT LIKE %s",
+                 f"citeq:{os.getpid()}:%")[0][0] == 0
+
+
+def test_ctrl_c_stops_the_demo_and_its_processes(db, conn, tmp_path):
+    import signal
+
+    env = dict(os.environ, DATABASE_URL=db, CITEQ_HOME=str(tmp_path), PYTHONUNBUFFERED="1",
+               CITEQ_DEMO_JUDGE_SECONDS="2", CITEQ_ANALYZE_SECONDS="30")
+    proc = subprocess.Popen([str(CITEQ), "demo"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if "running" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 130, "".join(seen) + rest
+    assert "interrupted" in rest
+    others = ("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+              "AND application_name LIKE 'citeq:%%' AND application_name NOT LIKE %s")
+    deadline = time.monotonic() + 10
+    while query(conn, others, f"citeq:{os.getpid()}:%")[0][0] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert query(conn, others, f"citeq:{os.getpid()}:%")[0][0] == 0

@@ -179,3 +179,24 @@ def test_db_start_url_stop_on_a_private_embedded_server(monkeypatch, capsys):
 
         EmbeddedPostgres.for_name("main").stop()
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_upload_waits_for_parsing_and_shows_each_item(run, alice, queue_worker, tmp_path):
+    from citeq import uploading
+
+    if not uploading.available(queue_worker.broker):
+        pytest.skip("the parsing pipeline is not installed")
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.4 not really")
+    status, out, _ = run("upload", "alice", str(ROOT / "sample_data" / "thesis_urban_heat.pdf"),
+                         str(ROOT / "sample_data" / "nakamura_heat_notes.txt"), str(bad), "--wait", "--json")
+    assert status == 0 and out["status"] == "partial"
+    items = {i["filename"]: i for i in out["items"]}
+    assert items["thesis_urban_heat.pdf"]["kind"] == "thesis" and items["thesis_urban_heat.pdf"]["document_id"]
+    assert items["nakamura_heat_notes.txt"]["status"] == "parsed"
+    assert items["broken.pdf"]["status"] == "failed" and items["broken.pdf"]["error"]["code"]
+
+    status, out, _ = run("upload", "alice", str(bad), "--json")
+    assert status == 0 and out["status"] == "queued" and out["items"] is None
+    status, _, err = run("upload", "alice", str(tmp_path / "missing.pdf"))
+    assert status == 1 and "unreadable_file" in err
