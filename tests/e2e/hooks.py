@@ -4,6 +4,10 @@ that worker processes of the end-to-end tests obey the test too.
     CITEQ_ANALYZE_WORK=tests.e2e.hooks:work
     CITEQ_RELEASE_CHECK=tests.e2e.hooks:release_check
 
+``held_judge`` (``CITEQ_JUDGE_FACTORY=tests.e2e.hooks:held_judge``) is the offline judge,
+except that while the flag ``hold_judges`` is set, every call after the first two waits
+for the flag to go away: the end-to-end tests kill a worker with judges in hand.
+
 A job's ``options`` choose what its work does: ``seconds`` to run, ``fail`` to raise,
 ``hold`` to wait until the flag of that name is set. ``release_check`` fails while the
 flag ``provider_down`` is set.
@@ -17,9 +21,11 @@ import time
 import psycopg2
 
 from analysis.errors import TransientReleaseError
+from analysis.judges import OfflineJudge
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS test_flags (name text PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS test_judged (pid integer NOT NULL, claim text NOT NULL);
 CREATE TABLE IF NOT EXISTS test_runs (
     job_id bigint NOT NULL, pid integer NOT NULL,
     started_at timestamptz NOT NULL, finished_at timestamptz
@@ -78,3 +84,27 @@ def release_check(job) -> None:
                 raise TransientReleaseError("judge provider unreachable")
     finally:
         conn.close()
+
+
+class _HeldJudge(OfflineJudge):
+    def judge(self, claim, passages):
+        conn = _connect()
+        try:
+            with conn.cursor() as cur:
+                deadline = time.monotonic() + 60
+                while _flag(cur, "hold_judges") and _judged(cur) >= 2 and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                judgement = super().judge(claim, passages)
+                cur.execute("INSERT INTO test_judged (pid, claim) VALUES (%s, %s)", (os.getpid(), claim))
+                return judgement
+        finally:
+            conn.close()
+
+
+def _judged(cur) -> int:
+    cur.execute("SELECT count(*) FROM test_judged")
+    return cur.fetchone()[0]
+
+
+def held_judge() -> OfflineJudge:
+    return _HeldJudge()
