@@ -23,6 +23,7 @@ import logging
 import os
 import time
 from collections import defaultdict
+from datetime import datetime
 
 from pydantic import BaseModel
 
@@ -61,7 +62,7 @@ class CitationView(BaseModel):
     rationale: str | None
     #: True when a delta re-check copied the verdict from its base job.
     carried_over: bool
-    judged_at: object | None = None
+    judged_at: datetime | None = None
 
 
 # -- the analyze step -----------------------------------------------------------------------
