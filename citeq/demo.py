@@ -125,6 +125,8 @@ def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     except KeyboardInterrupt:
         say("\ninterrupted: stopping the demo's processes")
         return 130
+    except BrokenPipeError:  # its output was piped into `head` or the like, which quit
+        return 141
     except DemoFailed as exc:
         say(f"\ndemo failed: {exc}")
         return 1
