@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from broker import locks
 
-from . import surfacedb
+from . import db
 from .errors import AnalysisError
 
 logger = logging.getLogger(__name__)
@@ -52,16 +52,16 @@ def create(broker, name: str | None, *, credits: int = 0, email: str | None = No
     """Create an account; its new user id."""
     with broker.transaction() as cur:
         locks.xact_lock(cur, CREATE_LOCK_SCOPE, "all")
-        if name is not None and surfacedb.one(cur, "account_by_ref_one", **_ref(name)) is not None:
+        if name is not None and db.one(cur, "account_by_ref_one", **_ref(name)) is not None:
             raise NameTaken(name=name)
-        user_id, _ = surfacedb.one(cur, "account_create_one", account_name=name, email=email, credits=credits)
+        user_id, _ = db.one(cur, "account_create_one", account_name=name, email=email, credits=credits)
     logger.info("account created", extra={"action": "account_created", "user_id": user_id})
     return user_id
 
 
 def resolve(broker, ref: str | int) -> int | None:
     """The user id of an account given by id or name, or None."""
-    row = surfacedb.one_on(broker, "account_by_ref_one", **_ref(ref))
+    row = db.one_on(broker, "account_by_ref_one", **_ref(ref))
     return None if row is None else row[0]
 
 
@@ -71,7 +71,7 @@ def _ref(ref: str | int) -> dict:
 
 
 def view(broker, user_id: int) -> Account | None:
-    row = surfacedb.one_on(broker, "account_view_one", user_id=user_id)
+    row = db.one_on(broker, "account_view_one", user_id=user_id)
     if row is None:
         return None
     return Account(**dict(zip(Account.model_fields, row)))
@@ -84,7 +84,7 @@ def _hash(token: str) -> bytes:
 def mint_token(broker, user_id: int | None, *, operator: bool = False, label: str | None = None) -> str:
     """A new bearer token for the user (or an operator); the only time it is readable."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    surfacedb.one_on(broker, "token_insert_one", token_hash=_hash(token), user_id=user_id,
+    db.one_on(broker, "token_insert_one", token_hash=_hash(token), user_id=user_id,
                      operator=operator, label=label)
     logger.info("token minted", extra={"action": "token_minted", "user_id": user_id, "operator": operator})
     return token
@@ -94,5 +94,5 @@ def authenticate(broker, token: str) -> Holder | None:
     """The holder of a token, or None for an unknown or revoked one."""
     if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
-    row = surfacedb.one_on(broker, "token_holder_one", token_hash=_hash(token))
+    row = db.one_on(broker, "token_holder_one", token_hash=_hash(token))
     return None if row is None else Holder(user_id=row[0], operator=row[1])

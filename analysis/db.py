@@ -11,7 +11,6 @@ from pathlib import Path
 from broker import sql
 
 
-
 def _load_all(*names: str) -> dict[str, str]:
     queries: dict[str, str] = {}
     for name in names:
@@ -23,8 +22,9 @@ def _load_all(*names: str) -> dict[str, str]:
     return queries
 
 
-#: The queue's queries (queries.sql) and the pipeline's (pipeline.sql), one namespace.
-QUERIES = _load_all("queries.sql", "pipeline.sql")
+#: The queue's (queries.sql), the pipeline's (pipeline.sql) and the user/operator surface's
+#: read models, tokens and request limits (surface.sql): one namespace.
+QUERIES = _load_all("queries.sql", "pipeline.sql", "surface.sql")
 
 
 def one(cur, name: str, **params) -> tuple | None:

@@ -1,6 +1,7 @@
-"""A Postgres backend for Dramatiq's rate limiters (``dramatiq.rate_limits``).
+"""Rate limits kept in Postgres: Dramatiq's limiters for provider calls, and the web's
+per-user request limits.
 
-Dramatiq ships backends for Redis and Memcached only. This one keeps every counter in
+Dramatiq ships rate-limiter backends for Redis and Memcached only. This one keeps every counter in
 ``rate_limit_counters`` (key, value, expires_at), so :class:`~dramatiq.rate_limits.
 ConcurrentRateLimiter` and :class:`~dramatiq.rate_limits.WindowRateLimiter` work across
 every worker and web process on nothing but the database::
@@ -19,13 +20,18 @@ supported.
 
 from __future__ import annotations
 
-from dramatiq.rate_limits import ConcurrentRateLimiter, RateLimiterBackend, WindowRateLimiter
+from dataclasses import dataclass
+from datetime import datetime
+
+from dramatiq.rate_limits import ConcurrentRateLimiter, RateLimiterBackend
 
 from broker import locks
 
 from . import db
 
 LOCK_SCOPE = "rate_limit"
+#: Lock scope of the per-user request windows (one lock per user and bucket).
+REQUEST_LOCK_SCOPE = "request_limit"
 
 
 class PostgresRateLimiterBackend(RateLimiterBackend):
@@ -73,6 +79,23 @@ def provider_concurrency(backend: RateLimiterBackend, provider: str, limit: int)
     return ConcurrentRateLimiter(backend, f"judge-calls:{provider}", limit=limit, ttl=120_000)
 
 
-def per_user_requests(backend: RateLimiterBackend, user_id: int, *, limit: int, window: int) -> WindowRateLimiter:
-    """``limit`` requests of a user per ``window`` seconds (the web's per-user limit)."""
-    return WindowRateLimiter(backend, f"requests:{user_id}", limit=limit, window=window)
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    #: Seconds until a slot frees up (what a 429's Retry-After says).
+    retry_after: float
+
+
+def hit(broker, user_id: int, bucket: str, *, limit: int, window_seconds: float,
+        now: datetime | None = None) -> Decision:
+    """Count one request of ``user_id`` in ``bucket``, or refuse it when the window is full.
+
+    A sliding window over request timestamps in Postgres, not in process memory: two web
+    processes share one count and a redeploy keeps it. Each (user, bucket) is counted under
+    its own advisory lock, so two concurrent requests cannot both take the last slot.
+    """
+    with broker.transaction() as cur:
+        locks.xact_lock(cur, REQUEST_LOCK_SCOPE, f"{user_id}/{bucket}")
+        allowed, retry_after = db.one(cur, "request_hit_one", user_id=user_id, bucket=bucket,
+                                      limit=limit, window_seconds=window_seconds, now=now)
+    return Decision(allowed=allowed, retry_after=retry_after)

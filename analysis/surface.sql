@@ -83,14 +83,14 @@ WHERE (%(user_id)s::bigint IS NULL OR j.user_id = %(user_id)s)
 ORDER BY j.id DESC
 LIMIT %(limit)s;
 
--- documents_of_user_many --
+-- documents_recent_many --
 -- A user's documents, newest first.
 SELECT id, kind::text, filename, status::text, doi, created_at FROM documents
 WHERE user_id = %(user_id)s
 ORDER BY id DESC
 LIMIT %(limit)s;
 
--- document_insert_one --
+-- document_insert_direct_one --
 -- A document created directly (already parsed text elsewhere, or the demo before uploads exist).
 INSERT INTO documents (user_id, kind, filename, status, doi)
 VALUES (%(user_id)s, %(kind)s::document_kind, %(filename)s, %(status)s::document_status, %(doi)s)

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 from pydantic import BaseModel, field_serializer
 
-from . import surfacedb
+from . import db
 
 
 class Progress(BaseModel):
@@ -74,7 +74,7 @@ def jobs(broker, *, user_id: int | None = None, ids: list[int] | None = None, li
          with_verdicts: bool = False) -> list[JobView]:
     """Jobs of a user (or the given ids), newest first, with progress and verdict counts."""
     with broker.connection() as conn, conn.cursor() as cur:
-        rows = surfacedb.many(cur, "job_views_many", user_id=user_id, ids=ids, limit=limit)
+        rows = db.many(cur, "job_views_many", user_id=user_id, ids=ids, limit=limit)
         views = [JobView(**dict(zip(_JOB_COLUMNS, row))) for row in rows]
         if views:
             _add_results(cur, views, with_verdicts)
@@ -88,7 +88,7 @@ def job(broker, job_id: int, *, user_id: int | None = None) -> JobView | None:
 
 
 def documents(broker, user_id: int, *, limit: int = 500) -> list[DocumentView]:
-    rows = surfacedb.many_on(broker, "documents_of_user_many", user_id=user_id, limit=limit)
+    rows = db.many_on(broker, "documents_recent_many", user_id=user_id, limit=limit)
     return [DocumentView(**dict(zip(DocumentView.model_fields, row))) for row in rows]
 
 
@@ -97,16 +97,16 @@ def _add_results(cur, views: list[JobView], with_verdicts: bool) -> None:
     ids = [v.id for v in views]
     if not _has_pipeline(cur):
         return
-    progress = {r[0]: (r[1], r[2]) for r in surfacedb.many(cur, "job_progress_many", ids=ids)}
+    progress = {r[0]: (r[1], r[2]) for r in db.many(cur, "job_progress_many", ids=ids)}
     counts: dict[int, dict[str, int]] = {}
-    for job_id, verdict, n in surfacedb.many(cur, "job_verdict_counts_many", ids=ids):
+    for job_id, verdict, n in db.many(cur, "job_verdict_counts_many", ids=ids):
         counts.setdefault(job_id, {})[verdict] = n
     for v in views:
         if v.id in progress:
             v.progress = Progress(judged=progress[v.id][0], total=progress[v.id][1])
         v.verdict_counts = counts.get(v.id, {})
         if with_verdicts:
-            rows = surfacedb.many(cur, "job_verdicts_many", job_id=v.id)
+            rows = db.many(cur, "job_verdicts_many", job_id=v.id)
             v.verdicts = [VerdictView(**dict(zip(VerdictView.model_fields, r))) for r in rows]
 
 

@@ -168,7 +168,7 @@ def _redact(url: str) -> str:
 
 def _prepare(broker, pipeline, say) -> tuple[int, dict[str, int]]:
     """A fresh demo user with credits, and the sample documents: {filename: document id}."""
-    from analysis import accounts, surfacedb
+    from analysis import accounts, db
 
     name = "demo-" + datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     user_id = accounts.create(broker, name, credits=10)
@@ -187,7 +187,7 @@ def _prepare(broker, pipeline, say) -> tuple[int, dict[str, int]]:
         with broker.transaction() as cur:
             for f in files:
                 kind = "thesis" if f in THESES else "source"
-                documents[f] = surfacedb.one(cur, "document_insert_one", user_id=user_id, kind=kind, filename=f,
+                documents[f] = db.one(cur, "document_insert_direct_one", user_id=user_id, kind=kind, filename=f,
                                              status="parsed", doi=None)[0]
     return user_id, documents
 

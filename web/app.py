@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from analysis import accounts, ratelimit, userqueue, views
+from analysis import accounts, ratelimits, userqueue, views
 from analysis.errors import AnalysisError
 
 from . import metrics
@@ -203,7 +203,7 @@ def limit(request: Request, user_id: int, bucket: str) -> None:
     """Count a request against the user's sliding window; 429 with Retry-After when full."""
     s: WebSettings = request.app.state.settings
     cap = s.admit_limit if bucket == "admit" else s.upload_limit
-    decision = ratelimit.hit(request.app.state.broker, user_id, bucket, limit=cap, window_seconds=s.window_seconds)
+    decision = ratelimits.hit(request.app.state.broker, user_id, bucket, limit=cap, window_seconds=s.window_seconds)
     if not decision.allowed:
         retry = max(1, int(decision.retry_after + 0.999))
         raise ApiError(429, "rate_limited", f"at most {cap} {bucket} requests per {s.window_seconds:g} s; "

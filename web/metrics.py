@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from broker import admin
 
-from analysis import surfacedb
+from analysis import db
 
 #: Histogram buckets (seconds) of both job latencies.
 BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600]
@@ -58,20 +58,20 @@ def render(broker) -> str:
     w.sample("citeq_workers", len(admin.workers(broker)))
 
     with broker.connection() as conn, conn.cursor() as cur:
-        counts = dict(surfacedb.many(cur, "job_counts_many"))
+        counts = dict(db.many(cur, "job_counts_many"))
         w.family("citeq_analysis_jobs", "gauge", "Analysis jobs by state.")
         for status in STATUSES:
             w.sample("citeq_analysis_jobs", counts.get(status, 0), state=status)
 
-        events = dict(surfacedb.many(cur, "job_event_counts_many"))
+        events = dict(db.many(cur, "job_event_counts_many"))
         for name, event, help in EVENT_COUNTERS:
             w.family(name, "counter", help)
             w.sample(name, events.get(event, 0))
         w.family("citeq_refunds_total", "counter", "Credits refunds written (failed or canceled jobs).")
-        w.sample("citeq_refunds_total", surfacedb.one(cur, "credit_refund_count_one")[0])
+        w.sample("citeq_refunds_total", db.one(cur, "credit_refund_count_one")[0])
 
-        buckets = surfacedb.many(cur, "job_latency_buckets_many", buckets=[float(b) for b in BUCKETS])
-        waited_n, waited_sum, ran_n, ran_sum = surfacedb.one(cur, "job_latency_totals_one")
+        buckets = db.many(cur, "job_latency_buckets_many", buckets=[float(b) for b in BUCKETS])
+        waited_n, waited_sum, ran_n, ran_sum = db.one(cur, "job_latency_totals_one")
         for name, column, n, total, help in [
             ("citeq_job_wait_seconds", 1, waited_n, waited_sum, "Seconds from admission to start."),
             ("citeq_job_run_seconds", 2, ran_n, ran_sum, "Seconds from start to finish."),
@@ -84,7 +84,7 @@ def render(broker) -> str:
             w.sample(f"{name}_count", n)
 
         w.family("citeq_provider_calls", "gauge", "Judge provider calls used today (UTC).")
-        budgets = surfacedb.many(cur, "provider_calls_many")
+        budgets = db.many(cur, "provider_calls_many")
         for provider, used, _ in budgets:
             w.sample("citeq_provider_calls", used, provider=provider)
         w.family("citeq_provider_call_limit", "gauge", "Judge provider calls allowed today (UTC).")

@@ -72,8 +72,13 @@ def browser(tmp_path):
 
 
 def status_of(browser, job_id: int) -> str | None:
-    rows = browser.find_elements(By.ID, f"job-{job_id}")
-    return rows[0].get_attribute("data-status") if rows else None
+    # Read in one script: the page re-renders its rows while it polls, so a located
+    # element can go stale between finding it and reading it.
+    return browser.execute_script(f"return document.getElementById('job-{job_id}')?.dataset.status ?? null")
+
+
+def text_of(browser, selector: str) -> str | None:
+    return browser.execute_script(f"return document.querySelector('{selector}')?.textContent ?? null")
 
 
 def test_a_queued_job_moves_to_running_when_its_predecessor_finishes(server, browser, queue_broker, conn,
@@ -90,7 +95,7 @@ def test_a_queued_job_moves_to_running_when_its_predecessor_finishes(server, bro
         browser.get(f"{server}/#token={token}")
         wait_for(lambda: status_of(browser, first) == "running", message="first job shown running")
         assert status_of(browser, second) == "queued"
-        assert browser.find_element(By.CSS_SELECTOR, f"#job-{second} .status").text == "queued #1"
+        assert text_of(browser, f"#job-{second} .status") == "queued #1"
         loaded_at = browser.execute_script("return performance.timeOrigin")
 
         hooks.set_flag(conn, "first")
@@ -112,7 +117,7 @@ def test_the_retry_button_requeues_a_dead_letter(server, browser, queue_broker, 
 
     browser.get(f"{server}/#token={token}")
     wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, f"#dead-{letter} button.retry"), message="dead letter shown")
-    assert "boom" in browser.find_element(By.ID, f"dead-{letter}").text
+    assert "boom" in text_of(browser, f"#dead-{letter}")
     browser.find_element(By.CSS_SELECTOR, f"#dead-{letter} button.retry").click()
 
     wait_for(lambda: query(conn, "SELECT state::text FROM citeq_messages WHERE id = %s", letter)[0][0] == "queued",

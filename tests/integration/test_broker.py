@@ -345,6 +345,7 @@ def test_a_lost_notification_costs_only_a_poll(broker, conn):
 
     w = dramatiq.Worker(broker, worker_threads=1, worker_timeout=100)
     w.start()
+    wait_for(lambda: broker._listener is not None and broker._listener.is_alive())
     broker._listener.stop()  # no wake-ups any more: the consumers must find work by polling
     broker._listener.join(5)
     try:

@@ -240,10 +240,10 @@ def test_five_back_to_back_admits_queue_and_the_window_then_answers_429(client, 
 def test_the_window_slides(queue_broker, alice):
     from datetime import datetime, timedelta, timezone
 
-    from analysis import ratelimit
+    from analysis import ratelimits
 
     t0 = datetime(2030, 1, 1, tzinfo=timezone.utc)
-    hit = lambda s: ratelimit.hit(queue_broker, alice.id, "admit", limit=2, window_seconds=10,  # noqa: E731
+    hit = lambda s: ratelimits.hit(queue_broker, alice.id, "admit", limit=2, window_seconds=10,  # noqa: E731
                                   now=t0 + timedelta(seconds=s))
     assert hit(0).allowed and hit(4).allowed
     refused = hit(5)
