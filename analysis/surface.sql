@@ -90,12 +90,6 @@ WHERE user_id = %(user_id)s
 ORDER BY id DESC
 LIMIT %(limit)s;
 
--- document_insert_direct_one --
--- A document created directly (already parsed text elsewhere, or the demo before uploads exist).
-INSERT INTO documents (user_id, kind, filename, status, doi)
-VALUES (%(user_id)s, %(kind)s::document_kind, %(filename)s, %(status)s::document_status, %(doi)s)
-RETURNING id;
-
 -- job_counts_many --
 -- Jobs by status (the metrics' queue depth by state).
 SELECT status::text, count(*) FROM analysis_jobs GROUP BY status;

@@ -158,8 +158,6 @@ def cmd_upload(args) -> int:
     from analysis.errors import AnalysisError
 
     user_id = _user_id(broker, args.user)
-    if not uploading.available(broker):
-        raise CliError("pipeline_missing", "uploads need the parsing pipeline (analysis.uploads, the parse actor)")
     try:
         result = uploading.upload_files(broker, user_id, args.files, kind=args.kind, session=args.session,
                                         wait=args.wait, timeout=args.timeout)

@@ -30,8 +30,6 @@ THESES = {
 #: Five analyses back to back, alternating the two theses.
 BATCH = ["thesis_retrieval_practice.pdf", "thesis_urban_heat.pdf", "thesis_retrieval_practice.pdf",
          "thesis_urban_heat.pdf", "thesis_retrieval_practice.pdf"]
-#: Until the parsing pipeline is installed, each simulated analysis takes this long.
-SIMULATED_SECONDS = "1.0"
 TIMEOUT_SECONDS = 150.0
 #: The offline judge answers in microseconds; the demo paces it so the progress is watchable.
 JUDGE_SECONDS = float(os.environ.get("CITEQ_DEMO_JUDGE_SECONDS") or 0.3)
@@ -79,13 +77,6 @@ def _executable(name: str) -> str:
     return str(here) if here.exists() else (shutil.which(name) or name)
 
 
-def _pipeline(broker):
-    """The upload helpers when the parsing pipeline is installed, else None (documents are created directly)."""
-    from citeq import uploading
-
-    return uploading if uploading.available(broker) else None
-
-
 def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     out = out or sys.stdout
     from broker.migrate import migrate
@@ -99,11 +90,8 @@ def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     import actors
 
     broker = actors.broker
-    pipeline = _pipeline(broker)
     env = dict(os.environ, DATABASE_URL=url, PYTHONUNBUFFERED="1")
-    if pipeline is None:
-        env.setdefault("CITEQ_ANALYZE_SECONDS", SIMULATED_SECONDS)
-    elif JUDGE_SECONDS > 0 and not os.environ.get("CITEQ_JUDGE_FACTORY"):
+    if JUDGE_SECONDS > 0 and not os.environ.get("CITEQ_JUDGE_FACTORY"):
         env["CITEQ_JUDGE_FACTORY"] = "citeq.demo:paced_judge"
     log_dir = Path(os.environ.get("CITEQ_HOME") or ROOT / ".citeq") / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -117,7 +105,7 @@ def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
         if env.get("CITEQ_JUDGE_FACTORY") == "citeq.demo:paced_judge":
             say(f"the offline judge is paced at {JUDGE_SECONDS:g} s per citation so you can watch "
                 "(CITEQ_DEMO_JUDGE_SECONDS=0 for full speed)")
-        user_id, documents = _prepare(broker, pipeline, say)
+        user_id, documents = _prepare(broker, say)
         job_ids = _admit_batch(broker, user_id, documents, say)
         _watch(broker, procs, user_id, job_ids, out)
         _report(broker, job_ids, say)
@@ -166,29 +154,21 @@ def _redact(url: str) -> str:
     return urlunsplit(parts)
 
 
-def _prepare(broker, pipeline, say) -> tuple[int, dict[str, int]]:
+def _prepare(broker, say) -> tuple[int, dict[str, int]]:
     """A fresh demo user with credits, and the sample documents: {filename: document id}."""
-    from analysis import accounts, db
+    from analysis import accounts
+    from citeq import uploading
 
     name = "demo-" + datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     user_id = accounts.create(broker, name, credits=10)
     say(f"created user {name} (id {user_id}) with 10 credits")
     files = sorted({f for thesis, sources in THESES.items() for f in [thesis, *sources]})
-    if pipeline is not None:
-        say(f"uploading {len(files)} files from sample_data/ and waiting for them to be parsed ...")
-        try:
-            documents = pipeline.upload_samples(broker, user_id, [SAMPLES / f for f in files], theses=set(THESES))
-        except pipeline.UploadFailed as exc:
-            raise DemoFailed(str(exc)) from None
-        say(f"parsed {len(documents)} documents")
-    else:
-        say("the parsing pipeline is not installed: creating the sample documents as parsed")
-        documents = {}
-        with broker.transaction() as cur:
-            for f in files:
-                kind = "thesis" if f in THESES else "source"
-                documents[f] = db.one(cur, "document_insert_direct_one", user_id=user_id, kind=kind, filename=f,
-                                             status="parsed", doi=None)[0]
+    say(f"uploading {len(files)} files from sample_data/ and waiting for them to be parsed ...")
+    try:
+        documents = uploading.upload_samples(broker, user_id, [SAMPLES / f for f in files], theses=set(THESES))
+    except uploading.UploadFailed as exc:
+        raise DemoFailed(str(exc)) from None
+    say(f"parsed {len(documents)} documents")
     return user_id, documents
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from pathlib import Path
 
@@ -12,15 +11,6 @@ POLL_SECONDS = 0.2
 
 class UploadFailed(RuntimeError):
     """Parsing did not finish, or some files failed to parse."""
-
-
-def available(broker) -> bool:
-    """Whether the parsing pipeline is installed: its module, and its actor on the broker."""
-    if importlib.util.find_spec("analysis.uploads") is None:
-        return False
-    from analysis import uploads
-
-    return uploads.PARSE_ACTOR in broker.actors
 
 
 def guess_kind(path: Path) -> str:

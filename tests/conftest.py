@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import psycopg2
@@ -98,6 +99,18 @@ def conn(db):
     c.autocommit = True
     yield c
     c.close()
+
+
+def wait_for(predicate, timeout: float = 30.0, interval: float = 0.02, message: str = "condition"):
+    """Poll ``predicate`` until it returns something truthy (returned); fail at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{message} not met within {timeout}s")
+        time.sleep(interval)
 
 
 def query(conn, sql: str, *params):

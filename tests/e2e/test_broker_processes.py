@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import dramatiq
@@ -17,22 +16,12 @@ import pytest
 from broker import PostgresBroker
 from broker.consumer import LeasedMessage
 from dramatiq.message import Message
+from tests.conftest import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 DRAMATIQ = str(Path(sys.executable).parent / "dramatiq")
 
 pytestmark = pytest.mark.e2e
-
-
-def wait_for(predicate, timeout=30.0, interval=0.05, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not met within {timeout}s")
-        time.sleep(interval)
 
 
 class Workers:
@@ -98,7 +87,7 @@ def test_sigkilled_worker_message_runs_again_exactly_once_and_its_late_ack_is_re
     workers.start()
     broker_app.slow.send(1, "go")
     wait_for(lambda: count(conn, "SELECT count(*) FROM broker_events WHERE kind = 'started'") == 1,
-             what="first delivery started")
+             message="first delivery started")
     row_id, token, holder = rows(conn, "SELECT id, lease_token::text, worker_id FROM citeq_messages")[0]
     child_pid = int(holder.rsplit(":", 1)[1])
 
@@ -107,9 +96,9 @@ def test_sigkilled_worker_message_runs_again_exactly_once_and_its_late_ack_is_re
     workers.procs[0].wait()
     workers.start()
     wait_for(lambda: count(conn, "SELECT count(*) FROM broker_events WHERE kind = 'started'") == 2,
-             what="re-delivery after the lease expired")
+             message="re-delivery after the lease expired")
     set_flag(conn, "go")
-    wait_for(lambda: rows(conn, "SELECT state::text FROM citeq_messages")[0][0] == "done", what="completion")
+    wait_for(lambda: rows(conn, "SELECT state::text FROM citeq_messages")[0][0] == "done", message="completion")
 
     assert count(conn, "SELECT count(*) FROM broker_events WHERE kind = 'finished'") == 1
     assert rows(conn, "SELECT attempts FROM citeq_messages")[0][0] == 2
@@ -133,7 +122,7 @@ def test_sigterm_finishes_or_returns_in_flight_messages(app):
     for n in range(10):
         broker_app.slow.send(n, "go")
     wait_for(lambda: count(conn, "SELECT count(*) FROM broker_events WHERE kind = 'started'") == 2,
-             what="two messages running")
+             message="two messages running")
 
     os.kill(first.pid, signal.SIGTERM)  # as a supervisor does; Dramatiq forwards it to its workers
     set_flag(conn, "go")  # the running messages may now finish
@@ -142,7 +131,7 @@ def test_sigterm_finishes_or_returns_in_flight_messages(app):
 
     workers.start(threads=4)
     wait_for(lambda: count(conn, "SELECT count(*) FROM citeq_messages WHERE state = 'done'") == 10,
-             what="all ten done")
+             message="all ten done")
     finished = rows(conn, "SELECT n, count(*) FROM broker_events WHERE kind = 'finished' GROUP BY n ORDER BY n")
     assert finished == [(n, 1) for n in range(10)]
 
@@ -156,7 +145,7 @@ def test_worker_survives_a_postgres_restart(app, pg_server):
     workers.start(threads=4)
     for n in range(20):
         broker_app.record.send(n)
-    wait_for(lambda: count(conn, "SELECT count(*) FROM broker_events") == 20, what="first batch")
+    wait_for(lambda: count(conn, "SELECT count(*) FROM broker_events") == 20, message="first batch")
 
     conn.close()
     server.restart()
@@ -166,7 +155,7 @@ def test_worker_survives_a_postgres_restart(app, pg_server):
     conn = psycopg2.connect(db)
     conn.autocommit = True
     wait_for(lambda: count(conn, "SELECT count(*) FROM citeq_messages WHERE state = 'done'") == 40,
-             timeout=60, what="second batch after the restart")
+             timeout=60, message="second batch after the restart")
     assert rows(conn, "SELECT count(DISTINCT n) FROM broker_events")[0][0] == 40
     conn.close()
 
@@ -183,8 +172,8 @@ def test_a_100k_backlog_drains_with_flat_worker_memory_and_a_healthy_postgres(ap
         return count(conn, "SELECT count(*) FROM citeq_messages WHERE state = 'done'")
 
     pid = wait_for(lambda: rows(conn, "SELECT pid FROM citeq_workers") and
-                   rows(conn, "SELECT pid FROM citeq_workers")[0][0], what="worker heartbeat")
-    wait_for(lambda: done() >= total // 10, timeout=120, what="10% drained")
+                   rows(conn, "SELECT pid FROM citeq_workers")[0][0], message="worker heartbeat")
+    wait_for(lambda: done() >= total // 10, timeout=120, message="10% drained")
     rss_early = psutil.Process(pid).memory_info().rss
     # Postgres stays open for business: new sessions connect, and no lock piles up per message.
     fresh = psycopg2.connect(broker_app.broker.settings.database_url)
@@ -192,8 +181,8 @@ def test_a_100k_backlog_drains_with_flat_worker_memory_and_a_healthy_postgres(ap
         cur.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
         assert cur.fetchone()[0] == 0
     fresh.close()
-    wait_for(lambda: done() >= total * 9 // 10, timeout=300, what="90% drained")
+    wait_for(lambda: done() >= total * 9 // 10, timeout=300, message="90% drained")
     rss_late = psutil.Process(pid).memory_info().rss
 
     assert rss_late - rss_early < 16 * 2**20, (rss_early, rss_late)
-    wait_for(lambda: done() == total, timeout=120, what="all drained")
+    wait_for(lambda: done() == total, timeout=120, message="all drained")

@@ -3,25 +3,12 @@ an in-process worker for it, and Given-helpers for accounts and documents."""
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 
 import dramatiq
 import pytest
 
-from tests.conftest import query
-
-
-def wait_for(predicate, timeout=20.0, interval=0.02, message="condition"):
-    """Poll ``predicate`` until it is truthy; fail the test at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{message} not met within {timeout}s")
-        time.sleep(interval)
+from tests.conftest import query, wait_for  # noqa: F401 - re-exported to the tests
 
 
 @pytest.fixture

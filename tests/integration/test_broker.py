@@ -15,19 +15,7 @@ from dramatiq.middleware import TimeLimitExceeded
 
 from broker import DeadLettered, MessageTooLarge, PostgresBroker, admin
 from broker.consumer import LeasedMessage
-from tests.conftest import query
-
-
-def wait_for(predicate, timeout=20.0, interval=0.02):
-    """Poll ``predicate`` until it is truthy; fail the test at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        time.sleep(interval)
+from tests.conftest import query, wait_for
 
 
 def stop_heartbeat(b):

@@ -182,10 +182,6 @@ def test_db_start_url_stop_on_a_private_embedded_server(monkeypatch, capsys):
 
 
 def test_upload_waits_for_parsing_and_shows_each_item(run, alice, queue_worker, tmp_path):
-    from citeq import uploading
-
-    if not uploading.available(queue_worker.broker):
-        pytest.skip("the parsing pipeline is not installed")
     bad = tmp_path / "broken.pdf"
     bad.write_bytes(b"%PDF-1.4 not really")
     status, out, _ = run("upload", "alice", str(ROOT / "sample_data" / "thesis_urban_heat.pdf"),

@@ -9,7 +9,7 @@ import pytest
 
 from analysis import sweepers, userqueue
 from analysis.jobs import JobStatus
-from analysis.settings import QueueSettings
+
 from tests.conftest import query
 from tests.e2e import hooks
 from tests.integration.conftest import (
