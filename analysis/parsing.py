@@ -8,17 +8,26 @@ hand. An item found ``running`` again was being parsed by a worker that died; af
 Text comes from :mod:`analysis.pdftext` (pypdf: pure Python, no system libraries, well
 kept, tolerant of everyday PDF damage) and is cut into passages by
 :mod:`analysis.chunking`.
+
+When an embedding provider is configured (analysis/embeddings.py), the passages are
+embedded before their transaction — no network call holds a database transaction open.
+Embeddings only improve retrieval, so a provider failure never fails the item: its
+chunks are stored without embeddings and retrieval of that document is BM25 alone.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+from collections.abc import Sequence
 
 from . import db
 from .chunking import split_passages
 from .citations import DOI_PATTERN, _find_doi
+from .embeddings import embedder_for
+from .judges import ProviderError
 from .pdftext import ParseError, extract_pages
 from .settings import PipelineSettings
 from .userqueue import _broker
@@ -65,6 +74,7 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
         _fail(broker, item_id, attempts, _code(exc), exc.reason)
         return True
     passages = split_passages(pages)
+    embeddings = _embed(item_id, [p.text for p in passages])
     metadata = _metadata(pages, doi)
     with broker.transaction() as cur:
         document_id = db.one(
@@ -76,7 +86,7 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
                texts=[p.text for p in pages])
         db.one(cur, "chunks_insert", document_id=document_id, user_id=user_id,
                ordinals=[p.ordinal for p in passages], pages=[p.page for p in passages],
-               texts=[p.text for p in passages])
+               texts=[p.text for p in passages], embeddings=embeddings)
         if kind == "source":
             db.one(cur, "session_source_link_one", session_id=session_id, document_id=document_id,
                    user_id=user_id)
@@ -89,6 +99,21 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
                                         "document_id": document_id, "pages": len(pages),
                                         "chunks": len(passages)})
     return True
+
+
+def _embed(item_id: int, texts: Sequence[str]) -> list[str | None]:
+    """The passages' embeddings as ``real[]`` literals; all None without a configured
+    provider or when it fails (logged: the item parses anyway, BM25 alone for it)."""
+    try:
+        embedder = embedder_for(os.environ)
+        if embedder is None or not texts:
+            return [None] * len(texts)
+        vectors = embedder.embed(texts)
+    except (ProviderError, ValueError) as exc:
+        logger.warning("passages not embedded", extra={"action": "embedding_failed", "item_id": item_id,
+                                                       "reason": str(exc)})
+        return [None] * len(texts)
+    return ["{" + ",".join(repr(x) for x in v) + "}" for v in vectors]
 
 
 def _fail(broker, item_id: int, attempts: int, code: str, reason: str) -> None:

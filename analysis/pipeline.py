@@ -12,9 +12,12 @@ re-delivered judge message finds the verdict written and does nothing. A delta r
 judges only citations whose claim text or cited source (by content hash) changed since
 its base job and copies the other verdicts.
 
-Retrieval is BM25 over the cited source's passages (``passages_per_claim``, default 3;
-see analysis/retrieval.py for why three). Hybrid retrieval with pgvector is not built:
-:func:`retrieval_mode` reports the mode a deployment runs in, and it is recorded per job.
+Retrieval takes ``passages_per_claim`` passages (default 3; see analysis/retrieval.py for
+why three) of the cited source. It is hybrid — BM25 and vector ranks fused — when an
+embedding provider is configured (CITEQ_EMBEDDINGS_MODEL) and the source's chunks carry
+embeddings; else BM25 alone. Vectors are ranked by pgvector when the extension is
+installed in the database, else by the worker over the chunks its source cache holds.
+:func:`retrieval_mode` records per job which mode its sources allowed.
 """
 
 from __future__ import annotations
@@ -30,9 +33,12 @@ from pydantic import BaseModel
 from . import budget, db
 from .citations import Citation, SourceInfo, extract_citations, match_sources
 from .jobs import Job, JobStatus
-from .judges import Judge, Judgement, OfflineJudge, ProviderRateLimited, judge_from_env, source_missing_judgement
+from .embeddings import OpenAIEmbedder, embedder_for
+from .judges import (Judge, Judgement, OfflineJudge, ProviderError, ProviderRateLimited, judge_from_env,
+                     source_missing_judgement)
 from .pdftext import Page
 from .ratelimits import PostgresRateLimiterBackend, provider_concurrency
+from .retrieval import FUSION_DEPTH, Hit, fuse_ranks
 from .settings import PipelineSettings, QueueSettings
 from .sources import SourceStore, document_index, store_for
 from .userqueue import DEFERRED, _broker, finish_locked, plugin, user_lock
@@ -99,7 +105,7 @@ def extract(job: Job, *, broker=None) -> int:
     pending = len(messages)
     with broker.transaction() as cur:
         if db.one(cur, "job_extracted_one", job_id=job.id, total=len(citations), pending=pending,
-                  retrieval_mode=retrieval_mode(cur)) is None:
+                  retrieval_mode=retrieval_mode(cur, job.id)) is None:
             return db.one(cur, "job_extraction_one", job_id=job.id)[1] or 0
         db.one(cur, "citations_insert", job_id=job.id, user_id=job.user_id, **rows)
         if messages:
@@ -175,17 +181,39 @@ def _carried_verdicts(job: Job, citations: list[Citation], matched: dict[int, in
     return carried
 
 
-def retrieval_mode(cur) -> str:
-    """``bm25``: this build retrieves with BM25 alone. pgvector's presence is reported
-    (``bm25 (pgvector available, hybrid not built)``) so operators see what is possible."""
-    return "bm25 (pgvector available, hybrid not built)" if db.one(cur, "pgvector_available_one")[0] else "bm25"
+def retrieval_mode(cur, job_id: int) -> str:
+    """How the job's citations are retrieved: ``hybrid`` when embeddings are configured and
+    every source of the job has embedded chunks, ``bm25`` when none has (or no provider is
+    configured), ``hybrid (k of n sources embedded)`` in between."""
+    if configured_embedder() is None:
+        return "bm25"
+    total, embedded = db.one(cur, "job_sources_embedded_one", job_id=job_id)
+    if embedded == 0:
+        return "bm25"
+    return "hybrid" if embedded == total else f"hybrid ({embedded} of {total} sources embedded)"
+
+
+def configured_embedder() -> OpenAIEmbedder | None:
+    """This process's embedder (CITEQ_EMBEDDINGS_*), or None. A configuration error is
+    logged and means BM25 alone: retrieval must not stop over an optional feature."""
+    try:
+        return embedder_for(os.environ)
+    except ValueError as exc:
+        logger.error("embeddings misconfigured", extra={"action": "embeddings_misconfigured", "reason": str(exc)})
+        return None
+
+
+def vectors_in_postgres(broker) -> bool:
+    """Whether pgvector is installed here, so vectors are ranked in Postgres."""
+    return bool(db.one_on(broker, "pgvector_available_one")[0])
 
 
 # -- the judge step -------------------------------------------------------------------------
 
 
 def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | None = None,
-                   store: SourceStore | None = None, settings: PipelineSettings | None = None) -> str:
+                   store: SourceStore | None = None, settings: PipelineSettings | None = None,
+                   embedder: OpenAIEmbedder | None = None) -> str:
     """Judge one citation (idempotent); what happened: ``judged``, ``completed`` (this was
     the last verdict and the job finished), or ``skipped`` (judged already, job ended)."""
     broker = _broker(broker)
@@ -197,13 +225,50 @@ def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | Non
     if source_id is None:
         judgement = source_missing_judgement(marker)
     else:
-        if session_id is not None:
-            index = (store or store_for(broker, settings)).index(user_id, session_id)
-        else:
-            index = document_index(broker, user_id, source_id)
-        hits = index.search(claim, source_id=str(source_id), k=settings.passages_per_claim)
+        hits = retrieve(broker, claim, user_id, session_id, source_id, settings.passages_per_claim,
+                        store=store or store_for(broker, settings), embedder=embedder or configured_embedder())
         judgement = _judge_guarded(judge or judge_for(settings), claim, hits, broker, settings)
     return record_verdict(job_id, ordinal, user_id, judgement, broker=broker)
+
+
+def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id: int, k: int, *,
+             store: SourceStore, embedder: OpenAIEmbedder | None) -> list[Hit]:
+    """The ``k`` best passages of the user's cited source: BM25, fused with vector ranks
+    when there is an embedder and the source's chunks carry embeddings.
+
+    An embedding call that fails for the claim falls back to BM25 for this citation
+    (logged): the verdict stays sound, and a provider outage does not stall the job.
+    """
+    in_postgres = embedder is not None and vectors_in_postgres(broker)
+    with_embeddings = embedder is not None and not in_postgres
+    if session_id is not None:
+        index = store.index(user_id, session_id, with_embeddings=with_embeddings)
+    else:
+        index = document_index(broker, user_id, source_id, with_embeddings=with_embeddings)
+    source = str(source_id)
+    if embedder is None:
+        return index.search(claim, source_id=source, k=k)
+    bm25_hits = index.search(claim, source_id=source, k=max(k, FUSION_DEPTH))
+    if in_postgres:
+        embedded = db.one_on(broker, "document_embedded_one", user_id=user_id, document_id=source_id)[0]
+    else:
+        embedded = index.has_vectors(source)
+    if not embedded:
+        return bm25_hits[:k]
+    try:
+        (query,) = embedder.embed([claim])
+    except ProviderError as exc:
+        logger.warning("claim not embedded; BM25 alone", extra={"action": "embedding_failed",
+                                                               "user_id": user_id, "reason": str(exc)})
+        return bm25_hits[:k]
+    depth = max(k, FUSION_DEPTH)
+    if in_postgres:
+        rows = db.many_on(broker, "chunks_nearest_many", user_id=user_id, session_id=session_id,
+                          document_id=source_id, embedding=query, k=depth)
+        vector_hits = [Hit(passage_id=r[0], source_id=str(r[1]), page=r[2], text=r[3], score=r[4]) for r in rows]
+    else:
+        vector_hits = index.vector_search(query, source_id=source, k=depth)
+    return fuse_ranks(bm25_hits, vector_hits)[:k]
 
 
 def record_verdict(job_id: int, ordinal: int, user_id: int, judgement: Judgement, *, broker=None) -> str:

@@ -83,10 +83,12 @@ INSERT INTO document_pages (document_id, page, text)
 SELECT %(document_id)s, p.page, p.text FROM unnest(%(pages)s::int[], %(texts)s::text[]) AS p(page, text);
 
 -- chunks_insert --
--- The retrieval passages of a document.
-INSERT INTO chunks (document_id, user_id, ordinal, page, text)
-SELECT %(document_id)s, %(user_id)s, c.ordinal, c.page, c.text
-FROM unnest(%(ordinals)s::int[], %(pages)s::int[], %(texts)s::text[]) AS c(ordinal, page, text);
+-- The retrieval passages of a document. Embeddings come as '{...}' literals (NULL for
+-- none): unnest would flatten a two-dimensional array into single numbers.
+INSERT INTO chunks (document_id, user_id, ordinal, page, text, embedding)
+SELECT %(document_id)s, %(user_id)s, c.ordinal, c.page, c.text, c.embedding::real[]
+FROM unnest(%(ordinals)s::int[], %(pages)s::int[], %(texts)s::text[], %(embeddings)s::text[])
+     AS c(ordinal, page, text, embedding);
 
 -- session_source_link_one --
 -- Offer a source document in the session; the version tells cached indexes they are stale.
@@ -170,8 +172,9 @@ RETURNING id;
 SELECT sources_version FROM upload_sessions WHERE id = %(session_id)s AND user_id = %(user_id)s;
 
 -- session_chunks_many --
--- Every passage of the sources linked to a session, only the user's own.
-SELECT c.id, c.document_id, c.page, c.text
+-- Every passage of the sources linked to a session, only the user's own; with its
+-- embedding when the worker ranks vectors itself (no pgvector).
+SELECT c.id, c.document_id, c.page, c.text, CASE WHEN %(with_embeddings)s THEN c.embedding END
 FROM session_sources s
 JOIN chunks c ON c.document_id = s.document_id AND c.user_id = %(user_id)s
 WHERE s.session_id = %(session_id)s AND s.user_id = %(user_id)s
@@ -179,7 +182,7 @@ ORDER BY c.document_id, c.ordinal;
 
 -- document_chunks_many --
 -- The passages of one document of the user (a source outside any session).
-SELECT id, document_id, page, text FROM chunks
+SELECT id, document_id, page, text, CASE WHEN %(with_embeddings)s THEN embedding END FROM chunks
 WHERE document_id = %(document_id)s AND user_id = %(user_id)s
 ORDER BY ordinal;
 
@@ -312,6 +315,36 @@ RETURNING dispatches;
 -- pgvector_available_one --
 -- Whether the pgvector extension is installed in this database.
 SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector');
+
+-- document_embedded_one --
+-- Whether a document of the user has passages with embeddings (hybrid retrieval applies).
+SELECT EXISTS (SELECT 1 FROM chunks WHERE document_id = %(document_id)s AND user_id = %(user_id)s
+                                      AND embedding IS NOT NULL);
+
+-- job_sources_embedded_one --
+-- The source documents of an analysis, and how many of them have embedded passages.
+SELECT count(*)::int,
+       count(*) FILTER (WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id
+                                      AND c.user_id = d.user_id AND c.embedding IS NOT NULL))::int
+FROM analysis_job_documents jd
+JOIN analysis_jobs j ON j.id = jd.job_id
+JOIN documents d ON d.id = jd.document_id AND d.user_id = j.user_id AND d.kind = 'source'
+WHERE jd.job_id = %(job_id)s;
+
+-- chunks_nearest_many --
+-- pgvector only (the cast needs the extension): the user's passages of one document
+-- nearest a claim's embedding by cosine, best first. Within a session, only while the
+-- document is linked to it, as the session's BM25 index sees it.
+SELECT c.id, c.document_id, c.page, c.text,
+       1 - (c.embedding::vector <=> %(embedding)s::real[]::vector) AS similarity
+FROM chunks c
+WHERE c.document_id = %(document_id)s AND c.user_id = %(user_id)s AND c.embedding IS NOT NULL
+  AND cardinality(c.embedding) = cardinality(%(embedding)s::real[])
+  AND (%(session_id)s::bigint IS NULL OR EXISTS (
+        SELECT 1 FROM session_sources s
+        WHERE s.session_id = %(session_id)s AND s.document_id = c.document_id AND s.user_id = %(user_id)s))
+ORDER BY c.embedding::vector <=> %(embedding)s::real[]::vector, c.ordinal
+LIMIT %(k)s;
 
 -- provider_budget_spend_one --
 -- Count calls against today's budget of a provider. True when they fit, or when the

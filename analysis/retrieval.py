@@ -15,6 +15,13 @@ and enough to cover the usual case where the evidence sits in one passage but
 BM25's top hit is a near-miss (an abstract or a summary restating the claim's
 words). More passages dilute a judge's attention and cost tokens; neighbouring
 passages already overlap, so a statement split by a cut is found whole.
+
+Hybrid retrieval (when chunks carry embeddings, see analysis/embeddings.py) ranks the
+cited source's passages twice — BM25 and cosine similarity to the claim's embedding —
+takes the best `FUSION_DEPTH` of each and fuses the two rankings (`fuse_ranks`): BM25
+catches exact terms and numbers, vectors catch paraphrase. The cosine ranking is done by
+pgvector where it is installed; `PassageIndex.vector_search` is the fallback over the
+vectors a worker already holds.
 """
 
 from __future__ import annotations
@@ -28,6 +35,9 @@ from pydantic import BaseModel
 
 DEFAULT_K = 3
 RRF_K = 60
+#: Candidates of each ranking that enter the fusion: deep enough that a passage ranked
+#: well by one method and modestly by the other can still win, shallow enough to stay cheap.
+FUSION_DEPTH = 10
 
 #: Short English and German stopword list; enough to stop "the"/"der" dominating.
 STOPWORDS = frozenset(
@@ -51,6 +61,8 @@ class PassageRecord(BaseModel):
     source_id: str
     page: int
     text: str
+    #: The chunk's embedding, when loaded for vector search in this process.
+    embedding: list[float] | None = None
 
 
 class Hit(BaseModel):
@@ -72,7 +84,10 @@ class PassageIndex:
     """BM25 over a fixed set of passages, optionally filtered by source at query time."""
 
     def __init__(self, passages: Iterable[PassageRecord | tuple[int | str, str, int, str]]) -> None:
-        self._passages = [_record(p) for p in passages]
+        records = [_record(p) for p in passages]
+        self._vectors, self._has_vector = _unit_rows([p.embedding for p in records])
+        # The vectors live in one matrix; records keep only what a Hit shows.
+        self._passages = [p.model_copy(update={"embedding": None}) if p.embedding else p for p in records]
         self._sources = np.array([p.source_id for p in self._passages], dtype=object)
         self._bm25 = None
         if self._passages:
@@ -99,6 +114,23 @@ class PassageIndex:
         order = np.argsort(-scores, kind="stable")[:k]
         return [self._hit(i, float(scores[i])) for i in order if scores[i] > 0]
 
+    def has_vectors(self, source_id: str | None = None) -> bool:
+        """Whether any passage (of `source_id`, if given) carries an embedding."""
+        mask = self._has_vector if source_id is None else self._has_vector & (self._sources == source_id)
+        return bool(mask.any())
+
+    def vector_search(self, query: Sequence[float], source_id: str | None = None, k: int = DEFAULT_K) -> list[Hit]:
+        """The `k` passages whose embeddings are nearest `query` (cosine); passages without
+        an embedding of the query's dimension are never returned."""
+        q = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        if k <= 0 or norm == 0 or self._vectors.shape[1] != q.shape[0]:
+            return []
+        mask = self._has_vector if source_id is None else self._has_vector & (self._sources == source_id)
+        scores = np.where(mask, self._vectors @ (q / norm), -np.inf)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [self._hit(i, float(scores[i])) for i in order if mask[i]]
+
     def _hit(self, i: int, score: float) -> Hit:
         p = self._passages[i]
         return Hit(passage_id=p.passage_id, source_id=p.source_id, page=p.page, text=p.text, score=score)
@@ -120,6 +152,21 @@ def fuse_ranks(bm25_hits: Sequence[Hit], vector_hits: Sequence[Hit], k: int = RR
     # sorted() is stable: ties keep first-seen order, BM25's list first.
     ranked = sorted(fused, key=lambda key: -fused[key])
     return [first_seen[key].model_copy(update={"score": fused[key]}) for key in ranked]
+
+
+def _unit_rows(embeddings: list[list[float] | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Unit-length rows of the embeddings (dimension of the first one; others count as
+    missing, as after a model change) and the mask of rows that have one."""
+    dim = next((len(e) for e in embeddings if e), 0)
+    matrix = np.zeros((len(embeddings), dim), dtype=np.float32)
+    has = np.zeros(len(embeddings), dtype=bool)
+    for i, e in enumerate(embeddings):
+        if e and len(e) == dim:
+            row = np.asarray(e, dtype=np.float32)
+            norm = float(np.linalg.norm(row))
+            if norm > 0:
+                matrix[i], has[i] = row / norm, True
+    return matrix, has
 
 
 def _record(p: PassageRecord | tuple[int | str, str, int, str]) -> PassageRecord:

@@ -6,6 +6,10 @@ while it is younger than the TTL and the session's ``sources_version`` is the on
 was built from (one primary-key read per lookup). A miss — a new process, a redeploy,
 a TTL, a source added or a reset — rebuilds the index from the chunks, always filtered
 by ``user_id``: a guessed session id of another user yields an empty index.
+
+With hybrid retrieval and no pgvector in the database, an entry also holds the chunks'
+embeddings, so the worker ranks vectors without another read; such entries are cached
+apart from BM25-only ones (``with_embeddings`` is part of the key).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ class SourceStore:
         self.broker = broker
         self.ttl = ttl_seconds
         self.max_entries = max_entries
-        self._entries: OrderedDict[tuple[int, int], _Entry] = OrderedDict()
+        self._entries: OrderedDict[tuple[int, int, bool], _Entry] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -46,10 +50,11 @@ class SourceStore:
     def from_settings(cls, broker, settings: PipelineSettings) -> "SourceStore":
         return cls(broker, ttl_seconds=settings.source_cache_ttl_seconds, max_entries=settings.source_cache_size)
 
-    def index(self, user_id: int, session_id: int) -> PassageIndex:
-        """The BM25 index over the sources of the user's session (empty if it is not theirs)."""
-        key = (int(user_id), int(session_id))
-        version = self._version(*key)
+    def index(self, user_id: int, session_id: int, *, with_embeddings: bool = False) -> PassageIndex:
+        """The BM25 index over the sources of the user's session (empty if it is not theirs);
+        ``with_embeddings`` loads the chunks' embeddings too, for ``vector_search``."""
+        key = (int(user_id), int(session_id), bool(with_embeddings))
+        version = self._version(key[0], key[1])
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and entry.version == version and time.monotonic() - entry.built_at < self.ttl:
@@ -65,10 +70,11 @@ class SourceStore:
                 self._entries.popitem(last=False)
         return index
 
-    def rebuild(self, user_id: int, session_id: int) -> PassageIndex:
+    def rebuild(self, user_id: int, session_id: int, with_embeddings: bool = False) -> PassageIndex:
         """Build the index from Postgres, bypassing the cache."""
-        rows = db.many_on(self.broker, "session_chunks_many", user_id=user_id, session_id=session_id)
-        index = PassageIndex(PassageRecord(passage_id=r[0], source_id=str(r[1]), page=r[2], text=r[3]) for r in rows)
+        rows = db.many_on(self.broker, "session_chunks_many", user_id=user_id, session_id=session_id,
+                          with_embeddings=with_embeddings)
+        index = PassageIndex(_records(rows))
         logger.info("source index built", extra={"action": "source_index_built", "user_id": user_id,
                                                  "session_id": session_id, "passages": len(index)})
         return index
@@ -83,10 +89,16 @@ class SourceStore:
         return None if row is None else row[0]
 
 
-def document_index(broker, user_id: int, document_id: int) -> PassageIndex:
+def document_index(broker, user_id: int, document_id: int, *, with_embeddings: bool = False) -> PassageIndex:
     """An uncached index over one document of the user (a source outside any session)."""
-    rows = db.many_on(broker, "document_chunks_many", user_id=user_id, document_id=document_id)
-    return PassageIndex(PassageRecord(passage_id=r[0], source_id=str(r[1]), page=r[2], text=r[3]) for r in rows)
+    rows = db.many_on(broker, "document_chunks_many", user_id=user_id, document_id=document_id,
+                      with_embeddings=with_embeddings)
+    return PassageIndex(_records(rows))
+
+
+def _records(rows) -> list[PassageRecord]:
+    return [PassageRecord(passage_id=r[0], source_id=str(r[1]), page=r[2], text=r[3], embedding=r[4])
+            for r in rows]
 
 
 _stores: dict[int, SourceStore] = {}

@@ -1,8 +1,10 @@
-"""A fake OpenAI-compatible chat-completions server on 127.0.0.1.
+"""A fake OpenAI-compatible chat-completions and embeddings server on 127.0.0.1.
 
 A real HTTP server (stdlib `http.server`, one thread per request) so the judge's
 real `httpx` client, headers, status handling and JSON parsing are exercised.
-Behaviour is switched by setting `mode`; every request is recorded.
+Behaviour is switched by setting `mode` (both routes obey it); every request is recorded.
+Embeddings are a hashed bag of words (`fake_embedding`): deterministic, and texts that
+share words are near, which is all retrieval tests need of them.
 
     with FakeChatServer() as server:
         server.mode = "rate_limited"
@@ -11,7 +13,10 @@ Behaviour is switched by setting `mode`; every request is recorded.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -21,6 +26,19 @@ from typing import Any
 #: normal answers | HTTP 500 | HTTP 429 with Retry-After | 200 with unparseable content
 MODES = ("answer", "server_error", "rate_limited", "garbage")
 
+#: Dimension of the fake embeddings.
+EMBEDDING_DIM = 256
+_WORD = re.compile(r"\w{3,}")
+
+
+def fake_embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
+    """A unit vector counting the text's words (3+ letters, first 6 letters) into hashed buckets."""
+    vector = [0.0] * dim
+    for word in _WORD.findall(text.lower()):
+        vector[int(hashlib.md5(word[:6].encode()).hexdigest(), 16) % dim] += 1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
+
 
 def default_rule(body: dict[str, Any]) -> dict[str, Any]:
     """Answer "supported", citing passage 1, for any request."""
@@ -28,7 +46,7 @@ def default_rule(body: dict[str, Any]) -> dict[str, Any]:
 
 
 class FakeChatServer:
-    """Serves ``POST /v1/chat/completions``; `base_url` ends in ``/v1``."""
+    """Serves ``POST /v1/chat/completions`` and ``POST /v1/embeddings``; `base_url` ends in ``/v1``."""
 
     def __init__(self, rule: Callable[[dict[str, Any]], dict[str, Any] | str] = default_rule) -> None:
         self.mode = "answer"
@@ -92,12 +110,17 @@ class FakeChatServer:
                 except ValueError:
                     body = None
                 server._record(self.path, dict(self.headers), body)
-                if self.path.rstrip("/") != "/v1/chat/completions":
+                route = self.path.rstrip("/")
+                if route not in ("/v1/chat/completions", "/v1/embeddings"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 if server.mode == "server_error":
                     return self._send(500, {"error": {"message": "fake internal error"}})
                 if server.mode == "rate_limited":
                     return self._send(429, {"error": {"message": "slow down"}}, {"Retry-After": server.retry_after})
+                if route == "/v1/embeddings":
+                    if server.mode == "garbage":
+                        return self._send(200, {"object": "list", "data": "no vectors today"})
+                    return self._send(200, _embeddings(body))
                 if server.mode == "garbage":
                     return self._send(200, _completion(body, "I think it is probably fine?! {not json"))
                 answer = server._next_answer(body or {})
@@ -118,6 +141,19 @@ class FakeChatServer:
                 pass  # keep test output clean
 
         return Handler
+
+
+def _embeddings(request: Any) -> dict[str, Any]:
+    inputs = request.get("input", []) if isinstance(request, dict) else []
+    inputs = [inputs] if isinstance(inputs, str) else inputs
+    return {
+        "object": "list",
+        # Last first: a client must order by "index", not by position.
+        "data": [{"object": "embedding", "index": i, "embedding": fake_embedding(str(t))}
+                 for i, t in reversed(list(enumerate(inputs)))],
+        "model": request.get("model", "fake") if isinstance(request, dict) else "fake",
+        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+    }
 
 
 def _completion(request: Any, content: str) -> dict[str, Any]:

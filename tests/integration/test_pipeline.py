@@ -347,3 +347,83 @@ def test_status_enums_match_the_database(conn):
     assert labels("parse_job_status") == [s.value for s in uploads.ParseJobStatus]
     assert labels("parse_item_status") == [s.value for s in uploads.ParseItemStatus]
     assert labels("citation_verdict") == [v.value for v in Verdict]
+
+
+# -- hybrid retrieval -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def embeddings_provider(monkeypatch):
+    """A loopback provider configured for embeddings only (the judge stays offline)."""
+    from tests.fakes.openai_server import FakeChatServer
+
+    with FakeChatServer() as server:
+        monkeypatch.setenv("CITEQ_EMBEDDINGS_MODEL", "fake-embed")
+        monkeypatch.setenv("CITEQ_JUDGE_BASE_URL", server.base_url)
+        yield server
+
+
+def test_with_embeddings_chunks_carry_vectors_and_retrieval_is_hybrid_with_the_clear_verdicts(
+        queue_broker, conn, embeddings_provider):
+    from tests.fakes.openai_server import EMBEDDING_DIM
+
+    session, docs = parsed_session(queue_broker, conn, 1)
+    sources = [docs[n] for n in docs if not n.startswith("thesis")]
+
+    # Then every chunk was embedded at parse time, in batches
+    assert query(conn, "SELECT count(*) > 20, bool_and(cardinality(embedding) = %s) FROM chunks",
+                 EMBEDDING_DIM)[0] == (True, True)
+    parse_calls = embeddings_provider.request_count
+    assert parse_calls >= 7 and {p for p, _, _ in embeddings_provider.requests} == {"/v1/embeddings"}
+
+    for thesis in THESES:
+        job_id = start_analysis(conn, queue_broker, 1, docs[thesis], sources)
+        judge_all(conn, job_id, queue_broker)
+        assert query(conn, "SELECT status::text, retrieval_mode FROM analysis_jobs WHERE id = %s",
+                     job_id) == [("succeeded", "hybrid")]
+        found = verdicts(conn, job_id)
+        for case in EXPECTED[thesis]:
+            (row,) = [r for r in found if r[1] == case["marker"] and case["claim"] in r[2]]
+            if case["clear"]:
+                assert row[4] == case["expected"], case
+    # And each judged claim was embedded for the vector ranking
+    assert embeddings_provider.request_count > parse_calls
+
+    # Ranking the vectors in Postgres (pgvector) or in the worker (numpy) retrieves alike,
+    # and neither reaches another user's passages.
+    embedder = pipeline.configured_embedder()
+    store = SourceStore(queue_broker)
+    claims = query(conn, "SELECT claim, source_document_id FROM job_citations "
+                         "WHERE source_document_id IS NOT NULL ORDER BY job_id, ordinal")
+    assert claims
+    in_worker = {}
+    for claim, source in claims:
+        hits = pipeline.retrieve(queue_broker, claim, 1, session, source, 3, store=store, embedder=embedder)
+        in_worker[claim] = [h.passage_id for h in hits]
+        assert pipeline.retrieve(queue_broker, claim, 2, session, source, 3, store=store, embedder=embedder) == []
+    if pipeline.vectors_in_postgres(queue_broker):
+        import unittest.mock
+
+        with unittest.mock.patch.object(pipeline, "vectors_in_postgres", lambda broker: False):
+            for claim, source in claims:
+                hits = pipeline.retrieve(queue_broker, claim, 1, session, source, 3, store=store, embedder=embedder)
+                assert [h.passage_id for h in hits] == in_worker[claim], claim
+
+
+def test_a_provider_down_at_parse_time_leaves_chunks_without_vectors_and_retrieval_bm25(
+        queue_broker, conn, embeddings_provider):
+    embeddings_provider.mode = "server_error"
+    session, docs = parsed_session(queue_broker, conn, 1, [
+        *sample_files("thesis_urban_heat.pdf", kind="thesis"), *sample_files("nakamura_heat_notes.txt")])
+
+    # Then the items parsed anyway, their chunks without embeddings
+    assert query(conn, "SELECT status::text FROM parse_jobs") == [("succeeded",)]
+    assert query(conn, "SELECT count(*) > 0, bool_and(embedding IS NULL) FROM chunks")[0] == (True, True)
+
+    embeddings_provider.mode = "answer"  # back up: the stored chunks still have no vectors
+    job_id = start_analysis(conn, queue_broker, 1, docs["thesis_urban_heat.pdf"], [docs["nakamura_heat_notes.txt"]])
+    judge_all(conn, job_id, queue_broker)
+
+    assert query(conn, "SELECT status::text, retrieval_mode FROM analysis_jobs WHERE id = %s",
+                 job_id) == [("succeeded", "bm25")]
+    assert all(r[4] is not None for r in verdicts(conn, job_id))
