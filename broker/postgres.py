@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from datetime import datetime
 
 import dramatiq
-from dramatiq.common import dq_name, q_name
+from dramatiq.common import q_name
 from dramatiq.errors import QueueJoinTimeout, QueueNotFound
 from dramatiq.message import Message
 from dramatiq.middleware import default_middleware
@@ -345,7 +345,6 @@ class PostgresBroker(dramatiq.Broker):
     def flush_all(self) -> None:
         for queue_name in self.queues:
             self.flush(queue_name)
-        self.flush(dq_name("default"))  # harmless; keeps Dramatiq's flush_all contract
 
     def join(self, queue_name: str, *, timeout: int | None = None, fail_fast: bool = True) -> None:
         """Wait until the queue has no queued or running messages (for tests)."""

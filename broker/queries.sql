@@ -64,15 +64,6 @@ SELECT 'claimed' AS kind, id, lease_token::text, payload FROM claimed
 UNION ALL SELECT 'acked', id, NULL, NULL FROM acked
 UNION ALL SELECT 'nacked', id, NULL, NULL FROM nacked;
 
--- ack_messages --
--- Finish messages, fenced by their lease: a late ack of an expired, re-delivered
--- message matches no row (its lease_token changed at the new claim).
-UPDATE citeq_messages m
-SET state = 'done', finished_at = now(), lease_expires_at = NULL
-FROM unnest(%(ids)s::bigint[], %(tokens)s::uuid[]) AS a(id, token)
-WHERE m.id = a.id AND m.lease_token = a.token AND m.state = 'running'
-RETURNING m.id;
-
 -- requeue_messages --
 -- Give prefetched, never-started messages back; the delivery does not count.
 UPDATE citeq_messages m
