@@ -100,6 +100,7 @@ class PostgresConsumer(Consumer):
         self.timeout = timeout_ms / 1000
         self.state: QueueState = broker.queue_state(queue_name)
         self.buffer: deque[LeasedMessage] = deque()
+        self.closed = False
 
     def ack(self, message: LeasedMessage) -> None:
         self.state.finish(ack=(message.row_id, message.lease_token))
@@ -157,6 +158,9 @@ class PostgresConsumer(Consumer):
 
     def close(self) -> None:
         """Give back claimed messages Dramatiq never saw and write the acks gathered so far."""
+        if not self.closed:  # Dramatiq may close a failed consumer twice before replacing it
+            self.closed = True
+            self.broker.consumer_closed(self.queue_name)
         try:
             if self.buffer:
                 self.requeue(list(self.buffer))

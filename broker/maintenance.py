@@ -87,13 +87,12 @@ class Heartbeat(threading.Thread):
             self.stopping.wait(settings.heartbeat_interval)
 
     def beat(self) -> None:
-        self.broker.execute(
-            "upsert_worker",
-            worker_id=self.broker.worker_id,
-            hostname=self.hostname,
-            pid=self.broker.pid,
-            queues=sorted(self.broker.consumed_queues),
-        )
+        queues = self.broker.consumed_queues
+        if queues:
+            self.broker.execute("upsert_worker", worker_id=self.broker.worker_id, hostname=self.hostname,
+                                pid=self.broker.pid, queues=queues)
+        else:  # the worker in this process stopped: it serves nothing any more
+            self.broker.execute("delete_worker", worker_id=self.broker.worker_id)
         self.broker.execute(
             "extend_leases", worker_id=self.broker.worker_id, lease_seconds=self.broker.settings.lease_seconds
         )

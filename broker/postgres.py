@@ -16,6 +16,7 @@ import socket
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -73,7 +74,8 @@ class PostgresBroker(dramatiq.Broker):
         self._listener: Listener | None = None
         self._heartbeat: Heartbeat | None = None
         self._worker_id: str | None = None
-        self.consumed_queues: set[str] = set()
+        #: Open consumers per queue: what the heartbeat advertises in citeq_workers.
+        self._consumers: Counter[str] = Counter()
 
     # -- connections -------------------------------------------------------------------
 
@@ -273,9 +275,20 @@ class PostgresBroker(dramatiq.Broker):
     def consume(self, queue_name: str, prefetch: int = 1, timeout: int = 1000) -> PostgresConsumer:
         if queue_name not in self.queues:
             raise QueueNotFound(queue_name)
-        self.consumed_queues.add(queue_name)
+        with self._threads_lock:
+            self._consumers[queue_name] += 1
         self._start_threads()
         return PostgresConsumer(self, queue_name, prefetch, timeout)
+
+    def consumer_closed(self, queue_name: str) -> None:
+        with self._threads_lock:
+            self._consumers[queue_name] -= 1
+
+    @property
+    def consumed_queues(self) -> list[str]:
+        """Queues this process consumes right now (a stopped worker serves none)."""
+        with self._threads_lock:
+            return sorted(q for q, n in self._consumers.items() if n > 0)
 
     def _start_threads(self) -> None:
         with self._threads_lock:
