@@ -180,8 +180,9 @@ class EmbeddedPostgres:
             sock = self.socket_dir
             sock.mkdir(parents=True, exist_ok=True)
             self._chown(sock)
+            # autovacuum_naptime: a queue table needs vacuuming within seconds, not a minute.
             opts = [f"-k {sock}", "-h ''", "-c max_connections=300", "-c shared_buffers=256MB",
-                    "-c max_locks_per_transaction=256"]
+                    "-c max_locks_per_transaction=256", "-c autovacuum_naptime=5s"]
             if not self.fsync:
                 opts += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
             self.log_file.touch()
