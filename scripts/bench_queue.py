@@ -114,7 +114,9 @@ class Workers:
     """Real worker processes: ``dramatiq actors scripts.bench_queue``."""
 
     def __init__(self, url: str, processes: int, threads: int) -> None:
-        env = dict(os.environ, DATABASE_URL=url, CITEQ_POLL_INTERVAL="0.2")
+        # No-op jobs: the queue machinery alone, not the analysis pipeline.
+        env = dict(os.environ, DATABASE_URL=url, CITEQ_POLL_INTERVAL="0.2",
+                   CITEQ_ANALYZE_WORK="analysis.userqueue:simulated_work")
         self.proc = subprocess.Popen(
             [str(Path(sys.executable).parent / "dramatiq"), "actors", "scripts.bench_queue",
              "--processes", str(processes), "--threads", str(threads), "--path", "."],
