@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
+from typing import ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from broker.settings import EnvSettings
 
 #: Environment variable for each setting.
 ENVIRONMENT = {
@@ -24,8 +26,10 @@ ENVIRONMENT = {
 }
 
 
-class QueueSettings(BaseModel):
+class QueueSettings(EnvSettings):
     """How admission, release and the sweepers behave. Every field has an environment variable."""
+
+    environment: ClassVar[Mapping[str, str]] = ENVIRONMENT
 
     #: Credits one analysis costs (a delta re-check costs the same).
     job_cost: int = Field(1, ge=0)
@@ -53,12 +57,6 @@ class QueueSettings(BaseModel):
     #: ``module:function`` checking the judge provider before a held run is released.
     release_check: str = ""
 
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "QueueSettings":
-        env = os.environ if env is None else env
-        values = {field: env[var] for field, var in ENVIRONMENT.items() if env.get(var)}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
 
 
 PIPELINE_ENVIRONMENT = {
@@ -80,8 +78,10 @@ PIPELINE_ENVIRONMENT = {
 }
 
 
-class PipelineSettings(BaseModel):
+class PipelineSettings(EnvSettings):
     """Uploads, parsing, the source cache and judging. Every field has an environment variable."""
+
+    environment: ClassVar[Mapping[str, str]] = PIPELINE_ENVIRONMENT
 
     #: Parse jobs a user may have queued or running at once.
     max_active_parse_jobs: int = Field(3, ge=1)
@@ -114,9 +114,3 @@ class PipelineSettings(BaseModel):
     #: ``module:function`` returning the judge; empty means ``judges.judge_from_env``.
     judge_factory: str = ""
 
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "PipelineSettings":
-        env = os.environ if env is None else env
-        values = {field: env[var] for field, var in PIPELINE_ENVIRONMENT.items() if env.get(var)}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)

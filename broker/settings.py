@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -20,8 +21,27 @@ ENVIRONMENT = {
 }
 
 
-class BrokerSettings(BaseModel):
+class EnvSettings(BaseModel):
+    """Settings read from the environment once, at the edge; below it, keyword arguments.
+
+    A subclass names the variable of each field in ``environment``.
+    """
+
+    environment: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object):
+        """The settings from ``env`` (default: the process environment); non-None overrides win."""
+        env = os.environ if env is None else env
+        values = {field: env[var] for field, var in cls.environment.items() if env.get(var)}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+
+class BrokerSettings(EnvSettings):
     """How the Postgres broker behaves. Every field has an environment variable."""
+
+    environment: ClassVar[Mapping[str, str]] = ENVIRONMENT
 
     #: libpq URL of the database; None means "read DATABASE_URL when first needed".
     database_url: str | None = None
@@ -40,12 +60,6 @@ class BrokerSettings(BaseModel):
     #: Finished messages are deleted after this many seconds (idempotency keys live as long).
     retention_seconds: float = Field(3600.0, ge=0)
 
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "BrokerSettings":
-        env = os.environ if env is None else env
-        values = {field: env[var] for field, var in ENVIRONMENT.items() if env.get(var)}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
 
     @property
     def heartbeat_interval(self) -> float:

@@ -35,6 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scripts._benchdb import database, sql  # noqa: E402
+
 SAMPLES = ROOT / "sample_data"
 SOURCES = ("okafor_lindqvist_2019.pdf", "hartmann_2020_feedback.pdf", "mueller_2021_spaced_homework.txt",
            "castillo_2018_green_roofs.pdf", "nakamura_heat_notes.txt")
@@ -43,30 +45,6 @@ THESES = ("thesis_retrieval_practice.pdf", "thesis_urban_heat.pdf")
 
 def say(msg: str) -> None:
     print(msg, flush=True)
-
-
-def database() -> str:
-    from broker.migrate import migrate
-    from citeq.devdb import EmbeddedPostgres, ensure_database, with_dbname
-
-    admin = os.environ.get("DATABASE_URL") or EmbeddedPostgres.for_name("main").start()
-    ensure_database(admin, "citeq_bench_pipeline", recreate=True)
-    url = with_dbname(admin, "citeq_bench_pipeline")
-    migrate(url)
-    return url
-
-
-def sql(url: str, statement: str, *params):
-    import psycopg2
-
-    conn = psycopg2.connect(url)
-    conn.autocommit = True
-    try:
-        with conn.cursor() as cur:
-            cur.execute(statement, params)
-            return cur.fetchall() if cur.description else None
-    finally:
-        conn.close()
 
 
 def uploads_of(names, kind="source"):
@@ -210,7 +188,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20, help="parse rounds over the sample PDFs")
     args = parser.parse_args()
 
-    url = database()
+    url = database("citeq_bench_pipeline")
     os.environ["DATABASE_URL"] = url
     import actors  # noqa: F401 - the actors' broker, for sends from this process
 

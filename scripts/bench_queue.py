@@ -25,7 +25,6 @@ import argparse
 from contextlib import ExitStack
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import threading
@@ -36,6 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import dramatiq  # noqa: E402
+
+from scripts._benchdb import database, sql  # noqa: E402
 
 #: Targets of issue 3.
 TARGET_PROMOTION_P50_MS = 20.0
@@ -65,30 +66,6 @@ def say(msg: str) -> None:
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
-
-
-def database() -> str:
-    from broker.migrate import migrate
-    from citeq.devdb import EmbeddedPostgres, ensure_database, with_dbname
-
-    admin = os.environ.get("DATABASE_URL") or EmbeddedPostgres.for_name("main").start()
-    ensure_database(admin, "citeq_bench_queue", recreate=True)
-    url = with_dbname(admin, "citeq_bench_queue")
-    migrate(url)
-    return url
-
-
-def sql(url: str, statement: str, *params):
-    import psycopg2
-
-    conn = psycopg2.connect(url)
-    conn.autocommit = True
-    try:
-        with conn.cursor() as cur:
-            cur.execute(statement, params)
-            return cur.fetchall() if cur.description else None
-    finally:
-        conn.close()
 
 
 def reset(url: str) -> None:
@@ -249,7 +226,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8, help="threads per worker process")
     args = parser.parse_args()
 
-    url = database()
+    url = database("citeq_bench_queue")
     os.environ["DATABASE_URL"] = url
     # One pooled connection per client thread, as a web process serving 16 clients would have.
     os.environ.setdefault("CITEQ_POOL_SIZE", "20")

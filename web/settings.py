@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
+from typing import ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from broker.settings import EnvSettings
 
 #: Environment variable for each setting (``citeq web --help`` and README list these).
 ENVIRONMENT = {
@@ -19,8 +21,10 @@ ENVIRONMENT = {
 }
 
 
-class WebSettings(BaseModel):
+class WebSettings(EnvSettings):
     """How the HTTP API behaves. Every field has an environment variable."""
+
+    environment: ClassVar[Mapping[str, str]] = ENVIRONMENT
 
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
@@ -36,9 +40,3 @@ class WebSettings(BaseModel):
     #: Largest JSON request body.
     max_json_bytes: int = Field(64 * 1024, ge=1024)
 
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "WebSettings":
-        env = os.environ if env is None else env
-        values = {field: env[var] for field, var in ENVIRONMENT.items() if env.get(var)}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
