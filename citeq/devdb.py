@@ -21,6 +21,7 @@ import importlib.util
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -175,7 +176,15 @@ class EmbeddedPostgres:
 
     def start(self) -> str:
         """Start the server if it is not running; return a URL for the `postgres` database."""
+        self._stop_strays()
         self.init()
+        if self.is_running():
+            try:
+                self._wait_ready(timeout=5)
+                return self.url()
+            except EmbeddedPostgresError:
+                # Running but unreachable (its socket file was removed): start it afresh.
+                self.stop(mode="immediate")
         if not self.is_running():
             sock = self.socket_dir
             sock.mkdir(parents=True, exist_ok=True)
@@ -191,6 +200,33 @@ class EmbeddedPostgres:
                       "-o", " ".join(opts), "-w", "-t", "60", "start")
         self._wait_ready()
         return self.url()
+
+    def _stop_strays(self) -> None:
+        """End servers still running for this data folder after it was deleted and made anew.
+
+        Such a server notices within a minute that its postmaster.pid is gone and shuts
+        down — removing, by path, the socket of the server that now owns the folder. Seen
+        after `rm -rf` of a checkout whose test server was still running.
+        """
+        proc = Path("/proc")
+        if not proc.is_dir():
+            return
+        pid_file = self.data_dir / "postmaster.pid"
+        current = pid_file.read_text().split("\n", 1)[0].strip() if pid_file.exists() else ""
+        wanted = ["-D", str(self.data_dir)]
+        for entry in proc.iterdir():
+            if not entry.name.isdigit() or entry.name == current:
+                continue
+            try:
+                argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith("/postgres") and any(argv[i:i + 2] == wanted for i in range(len(argv))):
+                try:
+                    # SIGKILL, not a shutdown signal: a shutdown would remove the socket by path.
+                    os.kill(int(entry.name), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def stop(self, mode: str = "fast") -> None:
         if self.is_running():

@@ -26,18 +26,28 @@ from citeq.devdb import EmbeddedPostgres, ensure_database, with_dbname  # noqa: 
 TEST_DB = f"citeq_test_{os.getpid()}"
 
 
-def _server_admin_url() -> tuple[str, EmbeddedPostgres | None]:
+def _server_admin_url() -> tuple[str, EmbeddedPostgres | None, bool]:
+    """(admin URL, the embedded server or None, whether this session started it)."""
     url = os.environ.get("DATABASE_URL")
     if url:
-        return url, None
+        return url, None, False
     server = EmbeddedPostgres.for_name("test", fsync=False)
-    return server.start(), server
+    was_running = server.is_running()
+    return server.start(), server, not was_running
 
 
 @pytest.fixture(scope="session")
 def pg_server():
-    """(admin URL, EmbeddedPostgres or None when DATABASE_URL names an external server)."""
-    return _server_admin_url()
+    """(admin URL, EmbeddedPostgres or None when DATABASE_URL names an external server).
+
+    A session that started the embedded test server stops it at the end, so no server
+    outlives the checkout it belongs to (one already running, say for another session in
+    a second terminal, is left running).
+    """
+    admin, server, started = _server_admin_url()
+    yield admin, server
+    if started:
+        server.stop()
 
 
 @pytest.fixture(scope="session")
