@@ -29,3 +29,32 @@ def sql(url: str, statement: str, *params):
             return cur.fetchall() if cur.description else None
     finally:
         conn.close()
+
+
+class Workers:
+    """Real ``dramatiq`` worker processes on ``url``, ready once all have a heartbeat row."""
+
+    def __init__(self, url: str, processes: int, threads: int, *, modules: tuple[str, ...] = ("actors",),
+                 env: dict[str, str] | None = None) -> None:
+        import subprocess
+        import sys
+        import time
+        from pathlib import Path
+
+        root = Path(__file__).resolve().parent.parent
+        self.proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "dramatiq"), *modules, "--processes", str(processes),
+             "--threads", str(threads), "--path", "."],
+            cwd=root, env=dict(os.environ, DATABASE_URL=url, CITEQ_POLL_INTERVAL="0.2", **(env or {})),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while sql(url, "SELECT count(*) FROM citeq_workers")[0][0] < processes:
+            if time.monotonic() > deadline:
+                raise RuntimeError("worker processes did not start")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        import signal
+
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(timeout=30)

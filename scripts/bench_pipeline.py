@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scripts._benchdb import database, sql  # noqa: E402
+from scripts._benchdb import Workers, database, sql  # noqa: E402
 
 SAMPLES = ROOT / "sample_data"
 SOURCES = ("okafor_lindqvist_2019.pdf", "hartmann_2020_feedback.pdf", "mueller_2021_spaced_homework.txt",
@@ -95,25 +93,10 @@ def bench_parse_step(url: str, rounds: int) -> tuple[float, float]:
 # -- judging ------------------------------------------------------------------------------
 
 
-class Workers:
-    """Real worker processes: ``dramatiq actors``."""
-
-    def __init__(self, url: str, processes: int, threads: int) -> None:
-        env = dict(os.environ, DATABASE_URL=url, CITEQ_POLL_INTERVAL="0.2", CITEQ_JUDGE="offline")
-        env.pop("CITEQ_ANALYZE_WORK", None)
-        self.proc = subprocess.Popen(
-            [str(Path(sys.executable).parent / "dramatiq"), "actors", "--processes", str(processes),
-             "--threads", str(threads), "--path", "."],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + 30
-        while sql(url, "SELECT count(*) FROM citeq_workers")[0][0] < processes:
-            if time.monotonic() > deadline:
-                raise RuntimeError("worker processes did not start")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        self.proc.wait(timeout=30)
+def pipeline_workers(url: str, processes: int, threads: int) -> Workers:
+    """Workers running the real analysis with the offline judge."""
+    os.environ.pop("CITEQ_ANALYZE_WORK", None)
+    return Workers(url, processes, threads, env={"CITEQ_JUDGE": "offline"})
 
 
 def given_corpora(url: str, users: range) -> dict[int, tuple[list[int], list[int]]]:
@@ -136,7 +119,7 @@ def bench_judging(url: str, corpora, processes: int) -> tuple[int, float, float]
 
     first_job = sql(url, "SELECT coalesce(max(id), 0) FROM analysis_jobs")[0][0]
     sql(url, "DELETE FROM citeq_workers")
-    workers = Workers(url, processes, threads=4)
+    workers = pipeline_workers(url, processes, threads=4)
     try:
         start = time.perf_counter()
         for user, (theses, sources) in corpora.items():

@@ -24,8 +24,6 @@ from __future__ import annotations
 import argparse
 from contextlib import ExitStack
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -36,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 import dramatiq  # noqa: E402
 
-from scripts._benchdb import database, sql  # noqa: E402
+from scripts._benchdb import Workers, database, sql  # noqa: E402
 
 #: Targets of issue 3.
 TARGET_PROMOTION_P50_MS = 20.0
@@ -87,26 +85,10 @@ def given_users(url: str, users: range, credits: int) -> dict[int, tuple[int, li
     return docs
 
 
-class Workers:
-    """Real worker processes: ``dramatiq actors scripts.bench_queue``."""
-
-    def __init__(self, url: str, processes: int, threads: int) -> None:
-        # No-op jobs: the queue machinery alone, not the analysis pipeline.
-        env = dict(os.environ, DATABASE_URL=url, CITEQ_POLL_INTERVAL="0.2",
-                   CITEQ_ANALYZE_WORK="analysis.userqueue:simulated_work")
-        self.proc = subprocess.Popen(
-            [str(Path(sys.executable).parent / "dramatiq"), "actors", "scripts.bench_queue",
-             "--processes", str(processes), "--threads", str(threads), "--path", "."],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + 30
-        while sql(url, "SELECT count(*) FROM citeq_workers")[0][0] < processes:
-            if time.monotonic() > deadline:
-                raise RuntimeError("worker processes did not start")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        self.proc.wait(timeout=30)
+def queue_workers(url: str, processes: int, threads: int) -> Workers:
+    """Workers for no-op jobs: the queue machinery alone, not the analysis pipeline."""
+    return Workers(url, processes, threads, modules=("actors", "scripts.bench_queue"),
+                   env={"CITEQ_ANALYZE_WORK": "analysis.userqueue:simulated_work"})
 
 
 def wait_until(url: str, statement: str, timeout: float = 600.0) -> None:
@@ -161,7 +143,7 @@ def bench_promotion(url: str, jobs: int) -> list[float]:
 
     reset(url)
     thesis, sources = given_users(url, range(1, 2), credits=jobs)[1]
-    workers = Workers(url, processes=1, threads=4)
+    workers = queue_workers(url, processes=1, threads=4)
     try:
         conn = _transaction_connection(url)
         for _ in range(jobs):
@@ -195,7 +177,7 @@ def bench_throughput(url: str, users: int, per_user: int, processes: int, thread
     total = users * per_user
 
     reset(url)
-    workers = Workers(url, processes, threads)
+    workers = queue_workers(url, processes, threads)
     try:
         with broker.transaction():
             broker.enqueue_many([bench_noop.message(i) for i in range(total)])
