@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 from dramatiq.message import Message
@@ -65,9 +66,30 @@ def dead_letters(broker, *, queue_name: str | None = None, limit: int = 100) -> 
     return letters
 
 
+#: Options Dramatiq's Retries middleware keeps in a message: reset, so a retried dead
+#: letter gets its full set of retries again instead of dying after one more failure.
+_RETRY_STATE = ("retries", "traceback", "requeue_timestamp")
+
+
 def retry_dead_letters(broker, *, ids: list[int] | None = None, queue_name: str | None = None) -> int:
-    """Put dead letters back on their queues with fresh deliveries; return how many."""
-    return len(broker.execute("retry_dead_letters", ids=ids, queue_name=queue_name))
+    """Put dead letters back on their queues with fresh deliveries and retries; how many."""
+    with broker.transaction() as cur:
+        cur.execute(broker.queries["lock_dead_letters"], {"ids": ids, "queue_name": queue_name})
+        rows = [(row_id, _fresh_payload(bytes(payload))) for row_id, payload in cur.fetchall()]
+        if not rows:
+            return 0
+        cur.execute(broker.queries["retry_dead_letters"],
+                    {"ids": [r[0] for r in rows], "payloads": [r[1] for r in rows]})
+        return cur.rowcount
+
+
+def _fresh_payload(payload: bytes) -> bytes:
+    try:
+        message = Message.decode(payload)
+    except Exception:  # noqa: BLE001 - an undecodable payload is retried as it is
+        return payload
+    options = {k: v for k, v in message.options.items() if k not in _RETRY_STATE}
+    return dataclasses.replace(message, options=options).encode()  # copy() would merge options
 
 
 def purge_dead_letters(broker, *, ids: list[int] | None = None, queue_name: str | None = None) -> int:

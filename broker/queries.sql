@@ -193,14 +193,23 @@ WHERE state = 'dead' AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_n
 ORDER BY id DESC
 LIMIT %(limit)s;
 
--- retry_dead_letters --
--- Put dead letters back on their queue with fresh deliveries (all of a queue, or given ids).
-UPDATE citeq_messages
-SET state = 'queued', attempts = 0, eta = now(), dead_reason = NULL, finished_at = NULL, started_at = NULL
+-- lock_dead_letters --
+-- Dead letters to retry (all of a queue, or given ids), locked until the retry commits.
+SELECT id, payload FROM citeq_messages
 WHERE state = 'dead'
   AND (%(ids)s::bigint[] IS NULL OR id = ANY(%(ids)s::bigint[]))
   AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_name)s)
-RETURNING id;
+ORDER BY id
+FOR UPDATE;
+
+-- retry_dead_letters --
+-- Put dead letters back on their queue with fresh deliveries and their given payloads.
+UPDATE citeq_messages m
+SET state = 'queued', attempts = 0, eta = now(), dead_reason = NULL, finished_at = NULL,
+    started_at = NULL, payload = r.payload
+FROM unnest(%(ids)s::bigint[], %(payloads)s::bytea[]) AS r(id, payload)
+WHERE m.id = r.id AND m.state = 'dead'
+RETURNING m.id;
 
 -- purge_dead_letters --
 -- Delete dead letters (all of a queue, or given ids).

@@ -372,6 +372,28 @@ def test_dead_letters_can_be_listed_retried_and_purged(broker, conn):
     assert states(conn) == {"queued": 1}
 
 
+def test_a_retried_dead_letter_gets_its_full_retries_again(broker, worker, conn):
+    calls = []
+
+    @dramatiq.actor(max_retries=1, min_backoff=10, max_backoff=20, store_results=True)
+    def flaky_twice():
+        calls.append(1)
+        if len(calls) <= 3:
+            raise RuntimeError("transient")  # the delivery and its one retry die, and once more
+        return len(calls)
+
+    message = flaky_twice.send()
+    with pytest.raises(DeadLettered):
+        broker.join(flaky_twice.queue_name, timeout=10_000)
+
+    [letter] = admin.dead_letters(broker)
+    assert admin.retry_dead_letters(broker, ids=[letter.id]) == 1
+    broker.join(flaky_twice.queue_name, timeout=10_000)  # fails fast if it died again
+
+    assert len(calls) == 4 and message.get_result() == 4  # its one retry was available again
+    assert admin.dead_letters(broker) == []
+
+
 def test_queue_stats_in_one_query(broker, conn):
     @dramatiq.actor(queue_name="a")
     def a():
