@@ -41,15 +41,8 @@ def resume(*, broker=None, settings: QueueSettings | None = None) -> dict[str, i
     for user_id, oldest in stalled:
         # One promotion per stalled (user, oldest job), however many sweeps notice it.
         _send(broker, PROMOTE_ACTOR, args=(user_id,), idempotency_key=f"promote:{user_id}:{oldest}")
-    resent = 0
-    for job_id, old_message_id in db.many_on(broker, "job_pending_without_message_many",
-                                              limit=settings.sweep_batch):
-        with broker.transaction() as cur:
-            message_id = _new_message_id()
-            if db.one(cur, "job_resend_one", job_id=job_id, message_id=message_id,
-                      old_message_id=old_message_id) is not None:
-                _send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
-                resent += 1
+    lost = db.many_on(broker, "job_pending_without_message_many", limit=settings.sweep_batch)
+    resent = _resend_each(broker, lost, "job_resend_one", ANALYZE_ACTOR)
     if stalled or resent:
         logger.warning("stalled queues resumed", extra={"action": "queues_resumed", "users": len(stalled),
                                                         "resent": resent})
@@ -78,17 +71,25 @@ def stall(*, broker=None, settings: QueueSettings | None = None, now: datetime |
             "citations_resent": citations}
 
 
-def _resend_parse_jobs(broker, settings: QueueSettings, pipeline: PipelineSettings, now) -> int:
+def _resend_each(broker, rows, resend_query: str, actor: str) -> int:
+    """For each (job id, message id it was last sent with): record a new message id — a
+    guarded update, so two sweepers never both re-send — and send it in the same
+    transaction. Returns how many were re-sent."""
     resent = 0
-    for job_id, old_message_id in db.many_on(broker, "parse_jobs_stalled_many", now=now,
-                                              grace_seconds=pipeline.resend_grace_seconds,
-                                              limit=settings.sweep_batch):
+    for job_id, old_message_id in rows:
         with broker.transaction() as cur:
             message_id = _new_message_id()
-            if db.one(cur, "parse_job_resend_one", job_id=job_id, message_id=message_id,
+            if db.one(cur, resend_query, job_id=job_id, message_id=message_id,
                       old_message_id=old_message_id) is not None:
-                _send(broker, PARSE_ACTOR, args=(job_id,), message_id=message_id)
+                _send(broker, actor, args=(job_id,), message_id=message_id)
                 resent += 1
+    return resent
+
+
+def _resend_parse_jobs(broker, settings: QueueSettings, pipeline: PipelineSettings, now) -> int:
+    stalled = db.many_on(broker, "parse_jobs_stalled_many", now=now, grace_seconds=pipeline.resend_grace_seconds,
+                         limit=settings.sweep_batch)
+    resent = _resend_each(broker, stalled, "parse_job_resend_one", PARSE_ACTOR)
     if resent:
         logger.warning("stalled parse jobs re-sent", extra={"action": "parse_resent", "count": resent})
     return resent
