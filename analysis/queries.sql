@@ -22,53 +22,63 @@ WITH account AS (
 )
 SELECT credits FROM account;
 
--- job_get_by_idempotency_key_one --
--- The job an earlier admission with the same key created.
-SELECT id, status::text FROM analysis_jobs
-WHERE user_id = %(user_id)s AND idempotency_key = %(idempotency_key)s;
-
 -- job_get_one --
 -- One job of a user (the delta re-check's original, a job to cancel).
 SELECT id, user_id, status::text, delta_of_job_id FROM analysis_jobs
 WHERE id = %(job_id)s AND (%(user_id)s::bigint IS NULL OR user_id = %(user_id)s);
 
--- admission_facts_one --
--- What admission checks besides the documents: the user's active first-pass jobs and
--- whether today's budget of the judge provider is spent.
-SELECT
-    (SELECT count(*) FROM analysis_jobs
-     WHERE user_id = %(user_id)s AND delta_of_job_id IS NULL
-       AND status IN ('queued', 'pending', 'running'))::int AS active_jobs,
-    coalesce((SELECT calls_used >= call_limit FROM provider_daily_budget
-              WHERE provider = %(provider)s AND day = (now() AT TIME ZONE 'utc')::date), false)
-        AS budget_exhausted;
+-- admission_documents_many --
+-- Before the user's lock (nothing here can change under a running admission): the given
+-- documents that belong to the user, and whether the delta re-check's original job is
+-- one of theirs. Always one row at least; a document id of NULL means none of them.
+SELECT d.id, d.kind::text, d.status::text, d.doi, base.found AS delta_base_found
+FROM (SELECT %(delta_of_job_id)s::bigint IS NULL
+             OR EXISTS (SELECT 1 FROM analysis_jobs
+                        WHERE id = %(delta_of_job_id)s AND user_id = %(user_id)s) AS found) AS base
+LEFT JOIN documents d ON d.user_id = %(user_id)s AND d.id = ANY(%(ids)s::bigint[]);
 
--- documents_of_user_many --
--- The given documents, if they belong to the user.
-SELECT id, kind::text, status::text, doi FROM documents
-WHERE user_id = %(user_id)s AND id = ANY(%(ids)s::bigint[]);
-
--- job_insert_one --
--- Admit a job. The INSERT decides its status: a delta re-check is pending; a first-pass
--- job is queued behind a queued/pending/running first-pass job of the user, else
--- pending. Runs under the user's advisory lock, so the decision cannot race another
--- admission or a promotion. The same statement links the documents, creates the held
--- run and records the admission.
-WITH job AS (
+-- job_admit_one --
+-- Under the user's lock, in one statement: the job an earlier admission with the same
+-- idempotency key created, the facts admission checks (balance, active first-pass jobs,
+-- the judge provider's budget for today) and, only when there is no earlier job, the
+-- checks made before the lock passed (checked) and every fact admits it, the new job.
+-- The INSERT decides its status: a delta re-check is pending; a first-pass job is queued
+-- behind a queued/pending/running first-pass job of the user, else pending. The lock
+-- means the decision cannot race another admission or a promotion. The same statement
+-- links the documents, creates the held run and records the admission. No job id back:
+-- the caller raises the first failed check. The charge is a statement of its own
+-- (credit_charge_one) after this one: it must see the job's effects (tests drain the
+-- balance with an AFTER INSERT trigger to stand in for a spender without the lock).
+WITH existing AS (
+    SELECT id, status::text AS status FROM analysis_jobs
+    WHERE user_id = %(user_id)s AND idempotency_key = %(idempotency_key)s
+), facts AS (
+    SELECT
+        (SELECT credits FROM accounts WHERE user_id = %(user_id)s) AS balance,
+        (SELECT count(*) FROM analysis_jobs
+         WHERE user_id = %(user_id)s AND delta_of_job_id IS NULL
+           AND status IN ('queued', 'pending', 'running'))::int AS active_jobs,
+        coalesce((SELECT calls_used >= call_limit FROM provider_daily_budget
+                  WHERE provider = %(provider)s AND day = (now() AT TIME ZONE 'utc')::date), false)
+            AS budget_exhausted
+), decided AS (
+    SELECT CASE
+        WHEN %(delta_of_job_id)s::bigint IS NOT NULL THEN 'pending'
+        WHEN active_jobs > 0 THEN 'queued'
+        ELSE 'pending'
+    END::analysis_job_status AS status
+    FROM facts
+    WHERE %(checked)s AND NOT EXISTS (SELECT 1 FROM existing)
+      AND balance >= %(cost)s
+      AND (%(delta_of_job_id)s::bigint IS NOT NULL OR active_jobs < %(max_active_jobs)s)
+      AND NOT budget_exhausted
+), job AS (
     INSERT INTO analysis_jobs (user_id, thesis_id, delta_of_job_id, status, cost, message_id,
                                idempotency_key, options, promoted_at)
     SELECT %(user_id)s, %(thesis_id)s, %(delta_of_job_id)s, decided.status, %(cost)s, %(message_id)s,
            %(idempotency_key)s, %(options)s::jsonb,
            CASE WHEN decided.status = 'pending' THEN clock_timestamp() END
-    FROM (
-        SELECT CASE
-            WHEN %(delta_of_job_id)s::bigint IS NOT NULL THEN 'pending'
-            WHEN EXISTS (SELECT 1 FROM analysis_jobs
-                         WHERE user_id = %(user_id)s AND delta_of_job_id IS NULL
-                           AND status IN ('queued', 'pending', 'running')) THEN 'queued'
-            ELSE 'pending'
-        END::analysis_job_status AS status
-    ) AS decided
+    FROM decided
     RETURNING id, user_id, status
 ), linked AS (
     INSERT INTO analysis_job_documents (job_id, document_id)
@@ -79,7 +89,10 @@ WITH job AS (
     INSERT INTO analysis_job_events (job_id, user_id, event, detail)
     SELECT id, user_id, 'admitted', status::text FROM job
 )
-SELECT id, status::text FROM job;
+SELECT (SELECT id FROM existing), (SELECT status FROM existing),
+       f.balance, f.active_jobs, f.budget_exhausted,
+       (SELECT id FROM job), (SELECT status::text FROM job)
+FROM facts f;
 
 -- credit_charge_one --
 -- Charge a job's cost: debit the balance only if it covers the cost, and write the
@@ -134,7 +147,10 @@ SELECT id FROM promoted;
 -- job_start_one --
 -- A worker starts a job: pending -> running. Only the job's own message may start it;
 -- a re-delivery of that message (its worker died) restarts a running job. Any other
--- message for the job is a duplicate: no row, and the caller skips it.
+-- message for the job is a duplicate: no row, and the caller skips it. With release
+-- true (no release check is configured, so there is nothing to wait for) the same
+-- statement releases a held run; the events keep their order (started, released).
+-- Returns the held run's status after the statement.
 -- Worker-side transitions skip the synchronous commit, like the broker's acks and claims:
 -- a database crash can only lose the newest commits, in order, and then the message's
 -- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
@@ -144,15 +160,32 @@ WITH started AS (
     SET status = 'running', started_at = clock_timestamp()
     WHERE id = %(job_id)s AND message_id = %(message_id)s AND status IN ('pending', 'running')
     RETURNING id, user_id, thesis_id, delta_of_job_id, options
+), released AS (
+    UPDATE held_runs h
+    SET status = 'released', released_at = clock_timestamp(), next_attempt_at = NULL
+    FROM started s
+    WHERE %(release)s AND h.job_id = s.id AND h.status = 'held'
+    RETURNING h.job_id
 ), event AS (
     INSERT INTO analysis_job_events (job_id, user_id, event)
-    SELECT id, user_id, 'started' FROM started
+    SELECT e.job_id, e.user_id, e.event FROM (
+        SELECT 1 AS n, id AS job_id, user_id, 'started' AS event FROM started
+        UNION ALL
+        SELECT 2, s.id, s.user_id, 'released' FROM started s JOIN released r ON r.job_id = s.id
+    ) AS e
+    ORDER BY e.n
 )
-SELECT s.id, s.user_id, s.thesis_id, s.delta_of_job_id, s.options, h.status::text
-FROM started s JOIN held_runs h ON h.job_id = s.id;
+SELECT s.id, s.user_id, s.thesis_id, s.delta_of_job_id, s.options,
+       CASE WHEN r.job_id IS NOT NULL THEN 'released' ELSE h.status::text END
+FROM started s JOIN held_runs h ON h.job_id = s.id LEFT JOIN released r ON r.job_id = s.id;
 
 -- job_finish_one --
--- A running job ends (succeeded or failed). No row: it was not running any more.
+-- Under the user's lock: a running job ends (succeeded or failed) and, for a first-pass
+-- job, the user's oldest queued job becomes pending with a fresh message id — one
+-- statement. The statement's snapshot still sees the finishing job running, so the
+-- "nothing pending or running" test leaves it out; promoted reads finished, so the
+-- finishing row is updated before the next one and the one-active index never sees two.
+-- No row: it was not running any more. Events keep their order (outcome, promoted).
 -- Worker-side transitions skip the synchronous commit, like the broker's acks and claims:
 -- a database crash can only lose the newest commits, in order, and then the message's
 -- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
@@ -163,11 +196,31 @@ WITH finished AS (
         failure_reason = %(reason)s
     WHERE id = %(job_id)s AND status = 'running'
     RETURNING id, user_id, delta_of_job_id
+), next AS (
+    SELECT q.id FROM finished f, analysis_jobs q
+    WHERE f.delta_of_job_id IS NULL AND q.user_id = %(user_id)s AND q.status = 'queued'
+      AND NOT EXISTS (SELECT 1 FROM analysis_jobs a
+                      WHERE a.user_id = %(user_id)s AND a.delta_of_job_id IS NULL
+                        AND a.status IN ('pending', 'running') AND a.id <> f.id)
+    ORDER BY q.id
+    LIMIT 1
+), promoted AS (
+    UPDATE analysis_jobs j
+    SET status = 'pending', promoted_at = clock_timestamp(), message_id = %(message_id)s
+    FROM next
+    WHERE j.id = next.id AND j.status = 'queued'
+    RETURNING j.id, j.user_id
 ), event AS (
     INSERT INTO analysis_job_events (job_id, user_id, event, detail)
-    SELECT id, user_id, %(outcome)s, %(reason)s FROM finished
+    SELECT e.job_id, e.user_id, e.event, e.detail FROM (
+        SELECT 1 AS n, id AS job_id, user_id, %(outcome)s::text AS event, %(reason)s::text AS detail
+        FROM finished
+        UNION ALL
+        SELECT 2, id, user_id, 'promoted', 'completion' FROM promoted
+    ) AS e
+    ORDER BY e.n
 )
-SELECT user_id, delta_of_job_id FROM finished;
+SELECT f.user_id, f.delta_of_job_id, (SELECT id FROM promoted) FROM finished f;
 
 -- job_cancel_one --
 -- Withdraw a job that has not started: queued or pending -> canceled, its held run too.

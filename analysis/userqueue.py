@@ -149,19 +149,23 @@ def admit(
         raise PayloadTooLarge(size=len(encoded.encode()), limit=settings.max_options_bytes)
     if not source_ids:
         raise NoSources()
+    source_ids = list(source_ids)
     with _transaction(broker, connection) as cur:
+        # Checked before the lock, raised after it: a repeated idempotency key wins, and the
+        # errors keep their order (user, credits, then these, then queue and budget).
+        refusal = _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id)
         user_lock(cur, user_id)
-        if idempotency_key is not None:
-            row = db.one(cur, "job_get_by_idempotency_key_one", user_id=user_id, idempotency_key=idempotency_key)
-            if row is not None:
-                return Admission(job_id=row[0], status=JobStatus(row[1]), created=False)
-        _validate(cur, user_id, thesis_id, list(source_ids), delta_of_job_id, settings)
         message_id = _new_message_id()
-        job_id, status = db.one(
-            cur, "job_insert_one", user_id=user_id, thesis_id=thesis_id, delta_of_job_id=delta_of_job_id,
+        (existing_id, existing_status, balance, active_jobs, budget_exhausted, job_id, status) = db.one(
+            cur, "job_admit_one", user_id=user_id, thesis_id=thesis_id, delta_of_job_id=delta_of_job_id,
             cost=settings.job_cost, message_id=message_id, idempotency_key=idempotency_key,
-            options=encoded, document_ids=[thesis_id, *dict.fromkeys(source_ids)],
+            options=encoded, document_ids=[thesis_id, *dict.fromkeys(source_ids)], checked=refusal is None,
+            max_active_jobs=settings.max_active_jobs, provider=settings.judge_provider,
         )
+        if existing_id is not None:
+            return Admission(job_id=existing_id, status=JobStatus(existing_status), created=False)
+        if job_id is None:
+            raise _refusal(user_id, delta_of_job_id, balance, active_jobs, budget_exhausted, refusal, settings)
         if not credits.charge(cur, user_id, job_id, settings.job_cost):
             raise InsufficientCredits(cost=settings.job_cost)
         if status == JobStatus.PENDING:
@@ -171,37 +175,45 @@ def admit(
     return Admission(job_id=job_id, status=JobStatus(status), created=True)
 
 
-def _validate(cur, user_id, thesis_id, source_ids, delta_of_job_id, settings: QueueSettings) -> None:
-    balance = credits.balance(cur, user_id)
+def _refusal(user_id, delta_of_job_id, balance, active_jobs, budget_exhausted, refusal,
+             settings: QueueSettings) -> Exception:
+    """The first check that refused an admission, in the order the checks are documented."""
     if balance is None:
-        raise UnknownUser(user_id=user_id)
+        return UnknownUser(user_id=user_id)
     if balance < settings.job_cost:
-        raise InsufficientCredits(balance=balance, cost=settings.job_cost)
-    if delta_of_job_id is not None and db.one(cur, "job_get_one", job_id=delta_of_job_id, user_id=user_id) is None:
-        raise UnknownJob(job_id=delta_of_job_id)
-    _validate_documents(cur, user_id, thesis_id, source_ids)
-    active_jobs, budget_exhausted = db.one(cur, "admission_facts_one", user_id=user_id,
-                                           provider=settings.judge_provider)
+        return InsufficientCredits(balance=balance, cost=settings.job_cost)
+    if refusal is not None:
+        return refusal
     if delta_of_job_id is None and active_jobs >= settings.max_active_jobs:
-        raise QueueFull(active=active_jobs, limit=settings.max_active_jobs)
+        return QueueFull(active=active_jobs, limit=settings.max_active_jobs)
     if budget_exhausted:
-        raise BudgetExhausted(provider=settings.judge_provider)
+        return BudgetExhausted(provider=settings.judge_provider)
+    raise AssertionError("job_admit_one inserted no job, yet every check passed")
 
 
-def _validate_documents(cur, user_id: int, thesis_id: int, source_ids: list[int]) -> None:
-    rows = {r[0]: r[1:] for r in db.many(cur, "documents_of_user_many", user_id=user_id,
-                                         ids=[thesis_id, *source_ids])}
+def _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id) -> Exception | None:
+    """The refusal the user's documents (and the delta's original job) call for, or None.
+
+    Runs before the user's lock: documents and jobs of a user change only through their
+    own uploads and admissions, not under a running admission's feet.
+    """
+    rows = db.many(cur, "admission_documents_many", user_id=user_id, delta_of_job_id=delta_of_job_id,
+                   ids=[thesis_id, *source_ids])
+    if not rows[0][4]:
+        return UnknownJob(job_id=delta_of_job_id)
+    found = {r[0]: r[1:4] for r in rows if r[0] is not None}
     expected = [(thesis_id, "thesis"), *((s, "source") for s in source_ids)]
     for doc_id, kind in expected:
-        if doc_id not in rows or rows[doc_id][0] != kind:
-            raise UnknownDocument(f"document {doc_id} is not a {kind} of this user", document_id=doc_id)
+        if doc_id not in found or found[doc_id][0] != kind:
+            return UnknownDocument(f"document {doc_id} is not a {kind} of this user", document_id=doc_id)
     for doc_id, _ in expected:
-        if rows[doc_id][1] != "parsed":
-            raise DocumentNotReady(document_id=doc_id, status=rows[doc_id][1])
+        if found[doc_id][1] != "parsed":
+            return DocumentNotReady(document_id=doc_id, status=found[doc_id][1])
     for doc_id in source_ids:
-        doi = rows[doc_id][2]
+        doi = found[doc_id][2]
         if doi is not None and not _DOI.match(doi):
-            raise InvalidDoi(f"source {doc_id} has a malformed DOI: {doi!r}", document_id=doc_id, doi=doi)
+            return InvalidDoi(f"source {doc_id} has a malformed DOI: {doi!r}", document_id=doc_id, doi=doi)
+    return None
 
 
 # -- promotion ------------------------------------------------------------------------------
@@ -213,10 +225,14 @@ def _promote_next(cur, broker, user_id: int, via: str) -> int | None:
     row = db.one(cur, "job_promote_next_one", user_id=user_id, message_id=message_id, via=via)
     if row is None:
         return None
-    _send(broker, ANALYZE_ACTOR, args=(row[0],), message_id=message_id)
-    logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": row[0], "user_id": user_id,
-                                            "via": via})
+    _send_promoted(broker, row[0], user_id, message_id, via)
     return row[0]
+
+
+def _send_promoted(broker, job_id: int, user_id: int, message_id: str, via: str) -> None:
+    _send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+    logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": job_id, "user_id": user_id,
+                                            "via": via})
 
 
 def promote(user_id: int, *, via: str = "promote", broker=None) -> int | None:
@@ -230,9 +246,17 @@ def promote(user_id: int, *, via: str = "promote", broker=None) -> int | None:
 # -- running ----------------------------------------------------------------------------------
 
 
-def start_job(job_id: int, message_id: str, *, broker=None) -> tuple[Job, str] | None:
-    """Mark the job running for this message; (job, held-run status), or None to skip it."""
-    row = db.one_on(_broker(broker), "job_start_one", job_id=job_id, message_id=message_id)
+def start_job(job_id: int, message_id: str, *, broker=None,
+              settings: QueueSettings | None = None) -> tuple[Job, str] | None:
+    """Mark the job running for this message; (job, held-run status), or None to skip it.
+
+    Without a configured release check there is nothing to wait for before a release, so
+    the held run is released in the same statement (:func:`run_job` then finds it
+    ``released``); with one, :func:`run_job` checks and releases.
+    """
+    settings = settings or QueueSettings.from_env()
+    row = db.one_on(_broker(broker), "job_start_one", job_id=job_id, message_id=message_id,
+                    release=not settings.release_check)
     if row is None:
         return None
     job = Job(id=row[0], user_id=row[1], thesis_id=row[2], delta_of_job_id=row[3], options=row[4] or {})
@@ -306,13 +330,15 @@ def finish_locked(cur, broker, job_id: int, user_id: int, outcome: JobStatus, re
     """:func:`complete_job` inside a transaction that already holds the user's lock."""
     if outcome is JobStatus.FAILED and not reason:
         reason = "failed"
-    row = db.one(cur, "job_finish_one", job_id=job_id, outcome=outcome.value, reason=reason)
+    message_id = _new_message_id()
+    row = db.one(cur, "job_finish_one", job_id=job_id, user_id=user_id, outcome=outcome.value, reason=reason,
+                 message_id=message_id)
     if row is None:
         return False
     if outcome is JobStatus.FAILED:
         credits.refund(cur, job_id)
-    if row[1] is None:
-        _promote_next(cur, broker, user_id, via="completion")
+    if row[2] is not None:
+        _send_promoted(broker, row[2], user_id, message_id, via="completion")
     logger.info("analysis finished", extra={"action": "job_finished", "job_id": job_id, "user_id": user_id,
                                             "outcome": outcome.value, "reason": reason})
     return True
