@@ -197,12 +197,15 @@ WITH finished AS (
     WHERE id = %(job_id)s AND status = 'running'
     RETURNING id, user_id, delta_of_job_id
 ), next AS (
-    SELECT q.id FROM finished f, analysis_jobs q
-    WHERE f.delta_of_job_id IS NULL AND q.user_id = %(user_id)s AND q.status = 'queued'
+    -- Shaped like a plain per-user lookup (not a join with "finished"), so the planner
+    -- walks the user's queued-jobs index instead of every job in id order.
+    SELECT id FROM analysis_jobs
+    WHERE user_id = %(user_id)s AND status = 'queued'
+      AND EXISTS (SELECT 1 FROM finished WHERE delta_of_job_id IS NULL)
       AND NOT EXISTS (SELECT 1 FROM analysis_jobs a
                       WHERE a.user_id = %(user_id)s AND a.delta_of_job_id IS NULL
-                        AND a.status IN ('pending', 'running') AND a.id <> f.id)
-    ORDER BY q.id
+                        AND a.status IN ('pending', 'running') AND a.id <> %(job_id)s)
+    ORDER BY id
     LIMIT 1
 ), promoted AS (
     UPDATE analysis_jobs j
