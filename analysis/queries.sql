@@ -123,7 +123,8 @@ RETURNING entry.amount;
 -- job_promote_next_one --
 -- Under the user's lock: the oldest queued job becomes pending with a fresh message id,
 -- unless a first-pass job of the user is pending or running. (Queued implies first-pass:
--- a CHECK keeps delta re-checks out of 'queued'.)
+-- a CHECK keeps delta re-checks out of 'queued'.) job_finish_one repeats this lookup and
+-- update inside its own statement to save a round trip per job: change both together.
 WITH next AS (
     SELECT id FROM analysis_jobs
     WHERE user_id = %(user_id)s AND status = 'queued'
@@ -197,7 +198,7 @@ WITH finished AS (
     WHERE id = %(job_id)s AND status = 'running'
     RETURNING id, user_id, delta_of_job_id
 ), next AS (
-    -- Shaped like a plain per-user lookup (not a join with "finished"), so the planner
+    -- The lookup of job_promote_next_one (change both together), shaped like a plain per-user lookup (not a join with "finished"), so the planner
     -- walks the user's queued-jobs index instead of every job in id order.
     SELECT id FROM analysis_jobs
     WHERE user_id = %(user_id)s AND status = 'queued'
