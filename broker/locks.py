@@ -7,8 +7,10 @@ exist (a second spelling would silently split the lock).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
+
+from . import sql
 
 T = TypeVar("T")
 
@@ -22,7 +24,21 @@ def lock_name(scope: str, identity: object) -> str:
 
 def xact_lock(cursor, scope: str, identity: object) -> None:
     """Take a transaction-level advisory lock; it is released at commit or rollback."""
-    cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (lock_name(scope, identity),))
+    sql.execute_prepared(cursor, "xact_lock", "SELECT pg_advisory_xact_lock(hashtextextended(%(name)s, 0))",
+                         {"name": lock_name(scope, identity)})
+
+
+def xact_lock_many(cursor, scope: str, identities: Sequence[object]) -> None:
+    """Transaction-level locks on several identities of one scope, in one round trip.
+
+    They are taken one after another in the order of their names (the array's order: a
+    function scan yields it), the same order for every caller, so two transactions that
+    lock overlapping sets this way cannot deadlock each other.
+    """
+    names = sorted({lock_name(scope, i) for i in identities})
+    sql.execute_prepared(cursor, "xact_lock_many",
+                         "SELECT count(pg_advisory_xact_lock(hashtextextended(name, 0))) "
+                         "FROM unnest(%(names)s::text[]) AS name", {"names": names})
 
 
 def run_locked(connection, scope: str, identity: object, fn: Callable[..., T]) -> T:

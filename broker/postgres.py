@@ -127,7 +127,7 @@ class PostgresBroker(dramatiq.Broker):
     def execute(self, query: str, **params) -> list[tuple]:
         """Run one named query on a pooled connection; return its rows (if any)."""
         with self.connection() as conn, conn.cursor() as cur:
-            cur.execute(self.queries[query], params)
+            sql.execute(cur, query, self.queries[query], params)
             return cur.fetchall() if cur.description else []
 
     @contextmanager
@@ -237,7 +237,7 @@ class PostgresBroker(dramatiq.Broker):
 
     def _insert_on(self, conn, params: dict) -> Message | None:
         with conn.cursor() as cur:
-            cur.execute(self.queries["insert_message"], params)
+            sql.execute(cur, "insert_message", self.queries["insert_message"], params)
             if cur.fetchone() is not None:
                 return None
             cur.execute(self.queries["get_message_by_idempotency_key"], params)
@@ -263,7 +263,7 @@ class PostgresBroker(dramatiq.Broker):
         bound = _bound_connection.get()
         if bound is not None:
             with bound.cursor() as cur:
-                cur.execute(self.queries["insert_messages"], params)
+                sql.execute(cur, "insert_messages", self.queries["insert_messages"], params)
         else:
             self.execute("insert_messages", **params)
         for m in messages:

@@ -5,6 +5,7 @@
 
 -- insert_message --
 -- Enqueue one message; an idempotency key that exists already inserts nothing.
+-- @prepared
 INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, idempotency_key)
 VALUES (%(message_id)s, %(queue_name)s, %(actor_name)s, %(payload)s,
         now() + %(delay_ms)s * interval '1 millisecond', %(idempotency_key)s)
@@ -13,6 +14,7 @@ RETURNING id;
 
 -- insert_messages --
 -- Enqueue many messages in one statement (the batch API); no idempotency keys.
+-- @prepared
 INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta)
 SELECT m.message_id, m.queue_name, m.actor_name, m.payload, now() + m.delay_ms * interval '1 millisecond'
 FROM unnest(%(message_ids)s::text[], %(queue_names)s::text[], %(actor_names)s::text[],
@@ -30,6 +32,7 @@ SELECT payload FROM citeq_messages WHERE idempotency_key = %(idempotency_key)s;
 -- re-delivery, which at-least-once delivery allows anyway. SKIP LOCKED lets any number
 -- of workers claim side by side. Acks and nacks are fenced by lease_token, so a late ack
 -- of an expired and re-delivered message matches no row.
+-- @prepared
 SET LOCAL synchronous_commit = off;
 WITH acked AS (
     UPDATE citeq_messages m

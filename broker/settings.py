@@ -21,6 +21,9 @@ ENVIRONMENT = {
 }
 
 
+_validated: dict[tuple, "EnvSettings"] = {}
+
+
 class EnvSettings(BaseModel):
     """Settings read from the environment once, at the edge; below it, keyword arguments.
 
@@ -35,7 +38,13 @@ class EnvSettings(BaseModel):
         env = os.environ if env is None else env
         values = {field: env[var] for field, var in cls.environment.items() if env.get(var)}
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        # Validating is the expensive part, and hot paths read their settings per message:
+        # the same values give a copy of the model validated before.
+        key = (cls, tuple(sorted((k, repr(v)) for k, v in values.items())))
+        validated = _validated.get(key)
+        if validated is None:
+            validated = _validated[key] = cls(**values)
+        return validated.model_copy()
 
 
 class BrokerSettings(EnvSettings):
