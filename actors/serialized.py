@@ -21,6 +21,7 @@ from dramatiq.middleware import Middleware, SkipMessage
 
 from analysis import userqueue
 from analysis.jobs import Job, JobStatus
+from broker.batching import GroupCommit
 
 logger = logging.getLogger(__name__)
 
@@ -41,11 +42,30 @@ def defer_completion() -> None:
 
 
 class SerializedJobs(Middleware):
-    """Marks jobs running on start and completes/promotes on a terminal outcome."""
+    """Marks jobs running on start and completes/promotes on a terminal outcome.
+
+    A worker process's threads start and complete their jobs through two group commits:
+    what arrives while a statement is in flight goes together in the next one, so a busy
+    process writes one start statement and one completion transaction for many jobs.
+    """
+
+    def __init__(self) -> None:
+        self._writers: dict[int, tuple[GroupCommit, GroupCommit]] = {}
+        self._writers_lock = threading.Lock()
 
     @property
     def actor_options(self) -> set[str]:
         return {"serialized"}
+
+    def _batches(self, broker) -> tuple[GroupCommit, GroupCommit]:
+        with self._writers_lock:
+            writers = self._writers.get(id(broker))
+            if writers is None:
+                writers = self._writers[id(broker)] = (
+                    GroupCommit(lambda starts: userqueue.start_jobs(starts, broker=broker)),
+                    GroupCommit(lambda completions: userqueue.complete_jobs(completions, broker=broker)),
+                )
+            return writers
 
     def before_process_message(self, broker, message) -> None:
         _current.job, _current.deferred = None, False
@@ -53,7 +73,7 @@ class SerializedJobs(Middleware):
             return
         job_id = message.args[0]
         try:
-            started = userqueue.start_job(job_id, message.message_id, broker=broker)
+            started = self._batches(broker)[0].submit((job_id, message.message_id))
         except Exception:  # noqa: BLE001 - the resume sweeper re-sends a job left pending
             logger.exception("could not start job %s; skipping its message", job_id)
             raise SkipMessage() from None
@@ -74,7 +94,7 @@ class SerializedJobs(Middleware):
             outcome, reason = JobStatus.FAILED, f"{type(exception).__name__}: {exception}"[:500]
         for attempt in range(COMPLETE_ATTEMPTS):
             try:
-                userqueue.complete_job(job.id, outcome, reason=reason, user_id=job.user_id, broker=broker)
+                self._batches(broker)[1].submit(userqueue.Completion(job.id, job.user_id, outcome, reason))
                 return
             except dramatiq.errors.ConnectionError:
                 time.sleep(0.2 * 2**attempt)

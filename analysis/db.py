@@ -29,13 +29,13 @@ QUERIES = _load_all("queries.sql", "pipeline.sql", "surface.sql")
 
 def one(cur, name: str, **params) -> tuple | None:
     """Run a named query; return its first row or None."""
-    cur.execute(QUERIES[name], params)
+    sql.execute(cur, name, QUERIES[name], params)
     return cur.fetchone() if cur.description else None
 
 
 def many(cur, name: str, **params) -> list[tuple]:
     """Run a named query; return all its rows."""
-    cur.execute(QUERIES[name], params)
+    sql.execute(cur, name, QUERIES[name], params)
     return cur.fetchall() if cur.description else []
 
 

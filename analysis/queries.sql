@@ -31,6 +31,7 @@ WHERE id = %(job_id)s AND (%(user_id)s::bigint IS NULL OR user_id = %(user_id)s)
 -- Before the user's lock (nothing here can change under a running admission): the given
 -- documents that belong to the user, and whether the delta re-check's original job is
 -- one of theirs. Always one row at least; a document id of NULL means none of them.
+-- @prepared
 SELECT d.id, d.kind::text, d.status::text, d.doi, base.found AS delta_base_found
 FROM (SELECT %(delta_of_job_id)s::bigint IS NULL
              OR EXISTS (SELECT 1 FROM analysis_jobs
@@ -49,6 +50,7 @@ LEFT JOIN documents d ON d.user_id = %(user_id)s AND d.id = ANY(%(ids)s::bigint[
 -- the caller raises the first failed check. The charge is a statement of its own
 -- (credit_charge_one) after this one: it must see the job's effects (tests drain the
 -- balance with an AFTER INSERT trigger to stand in for a spender without the lock).
+-- @prepared
 WITH existing AS (
     SELECT id, status::text AS status FROM analysis_jobs
     WHERE user_id = %(user_id)s AND idempotency_key = %(idempotency_key)s
@@ -97,6 +99,7 @@ FROM facts f;
 -- credit_charge_one --
 -- Charge a job's cost: debit the balance only if it covers the cost, and write the
 -- ledger row (unique per job and kind). No row: not enough credits.
+-- @prepared
 WITH debit AS (
     UPDATE accounts SET credits = credits - %(amount)s
     WHERE user_id = %(user_id)s AND credits >= %(amount)s
@@ -123,7 +126,7 @@ RETURNING entry.amount;
 -- job_promote_next_one --
 -- Under the user's lock: the oldest queued job becomes pending with a fresh message id,
 -- unless a first-pass job of the user is pending or running. (Queued implies first-pass:
--- a CHECK keeps delta re-checks out of 'queued'.) job_finish_one repeats this lookup and
+-- a CHECK keeps delta re-checks out of 'queued'.) job_finish_many repeats this lookup and
 -- update inside its own statement to save a round trip per job: change both together.
 WITH next AS (
     SELECT id FROM analysis_jobs
@@ -145,22 +148,34 @@ WITH next AS (
 )
 SELECT id FROM promoted;
 
--- job_start_one --
--- A worker starts a job: pending -> running. Only the job's own message may start it;
--- a re-delivery of that message (its worker died) restarts a running job. Any other
--- message for the job is a duplicate: no row, and the caller skips it. With release
--- true (no release check is configured, so there is nothing to wait for) the same
--- statement releases a held run; the events keep their order (started, released).
--- Returns the held run's status after the statement.
+-- job_start_many --
+-- Workers start jobs: pending -> running, many in one statement (a worker process batches
+-- the starts of its threads). Only the job's own message may start it; a re-delivery of
+-- that message (its worker died) restarts a running job. Any other message for the job is
+-- a duplicate: no row for it, and the caller skips it. With release true (no release
+-- check is configured, so there is nothing to wait for) the same statement releases the
+-- held runs; the events keep their order (started, released). Returns the held run's
+-- status after the statement.
 -- Worker-side transitions skip the synchronous commit, like the broker's acks and claims:
 -- a database crash can only lose the newest commits, in order, and then the message's
 -- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
+-- @prepared
 SET LOCAL synchronous_commit = off;
-WITH started AS (
-    UPDATE analysis_jobs
+WITH target AS MATERIALIZED (
+    -- One lookup per item, by id (the locked row is re-checked against the guard): joined
+    -- with the whole array instead, the planner may walk every pending job when its
+    -- statistics claim there are few.
+    SELECT t.id FROM unnest(%(job_ids)s::bigint[], %(message_ids)s::text[]) AS i(job_id, message_id)
+    CROSS JOIN LATERAL (
+        SELECT id FROM analysis_jobs
+        WHERE id = i.job_id AND message_id = i.message_id AND status IN ('pending', 'running')
+        FOR UPDATE
+    ) AS t
+), started AS (
+    UPDATE analysis_jobs j
     SET status = 'running', started_at = clock_timestamp()
-    WHERE id = %(job_id)s AND message_id = %(message_id)s AND status IN ('pending', 'running')
-    RETURNING id, user_id, thesis_id, delta_of_job_id, options
+    FROM target WHERE j.id = target.id
+    RETURNING j.id, j.user_id, j.thesis_id, j.delta_of_job_id, j.options, j.message_id
 ), released AS (
     UPDATE held_runs h
     SET status = 'released', released_at = clock_timestamp(), next_attempt_at = NULL
@@ -174,57 +189,74 @@ WITH started AS (
         UNION ALL
         SELECT 2, s.id, s.user_id, 'released' FROM started s JOIN released r ON r.job_id = s.id
     ) AS e
-    ORDER BY e.n
+    ORDER BY e.job_id, e.n
 )
 SELECT s.id, s.user_id, s.thesis_id, s.delta_of_job_id, s.options,
-       CASE WHEN r.job_id IS NOT NULL THEN 'released' ELSE h.status::text END
+       CASE WHEN r.job_id IS NOT NULL THEN 'released' ELSE h.status::text END, s.message_id
 FROM started s JOIN held_runs h ON h.job_id = s.id LEFT JOIN released r ON r.job_id = s.id;
 
--- job_finish_one --
--- Under the user's lock: a running job ends (succeeded or failed) and, for a first-pass
--- job, the user's oldest queued job becomes pending with a fresh message id — one
--- statement. The statement's snapshot still sees the finishing job running, so the
--- "nothing pending or running" test leaves it out; promoted reads finished, so the
--- finishing row is updated before the next one and the one-active index never sees two.
--- No row: it was not running any more. Events keep their order (outcome, promoted).
+-- job_finish_many --
+-- Under the users' locks: running jobs end (succeeded or failed) and, for each user with a
+-- finished first-pass job, the user's oldest queued job becomes pending with a fresh
+-- message id — one statement for a batch. The statement's snapshot still sees the
+-- finishing jobs running, so the "nothing pending or running" test leaves them out;
+-- promoted reads finished (through freed), so the finishing rows are updated before the
+-- next ones and the one-active index never sees two. A job that was not running any more
+-- returns no row. Events keep their order per job (outcome, promoted).
 -- Worker-side transitions skip the synchronous commit, like the broker's acks and claims:
 -- a database crash can only lose the newest commits, in order, and then the message's
 -- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
+-- @prepared
 SET LOCAL synchronous_commit = off;
-WITH finished AS (
-    UPDATE analysis_jobs
-    SET status = %(outcome)s::analysis_job_status, finished_at = clock_timestamp(),
-        failure_reason = %(reason)s
-    WHERE id = %(job_id)s AND status = 'running'
-    RETURNING id, user_id, delta_of_job_id
+WITH target AS MATERIALIZED (
+    -- One lookup per item, by id: see job_start_many. A job twice in the batch ends once.
+    SELECT DISTINCT ON (t.id) t.id, i.outcome, i.reason
+    FROM unnest(%(job_ids)s::bigint[], %(user_ids)s::bigint[], %(outcomes)s::text[], %(reasons)s::text[])
+         AS i(job_id, user_id, outcome, reason)
+    CROSS JOIN LATERAL (
+        SELECT id FROM analysis_jobs
+        WHERE id = i.job_id AND user_id = i.user_id AND status = 'running'
+        FOR UPDATE
+    ) AS t
+    ORDER BY t.id
+), finished AS (
+    UPDATE analysis_jobs j
+    SET status = target.outcome::analysis_job_status, finished_at = clock_timestamp(),
+        failure_reason = target.reason
+    FROM target WHERE j.id = target.id
+    RETURNING j.id, j.user_id, j.delta_of_job_id, target.outcome, target.reason
+), freed AS (
+    SELECT DISTINCT user_id FROM finished WHERE delta_of_job_id IS NULL
 ), next AS (
-    -- The lookup of job_promote_next_one (change both together), shaped like a plain per-user lookup (not a join with "finished"), so the planner
-    -- walks the user's queued-jobs index instead of every job in id order.
-    SELECT id FROM analysis_jobs
-    WHERE user_id = %(user_id)s AND status = 'queued'
-      AND EXISTS (SELECT 1 FROM finished WHERE delta_of_job_id IS NULL)
-      AND NOT EXISTS (SELECT 1 FROM analysis_jobs a
-                      WHERE a.user_id = %(user_id)s AND a.delta_of_job_id IS NULL
-                        AND a.status IN ('pending', 'running') AND a.id <> %(job_id)s)
-    ORDER BY id
-    LIMIT 1
+    -- The lookup of job_promote_next_one (change both together), per freed user: a
+    -- lateral per-user lookup walks the user's queued-jobs index, never every job.
+    SELECT n.id FROM freed f CROSS JOIN LATERAL (
+        SELECT q.id FROM analysis_jobs q
+        WHERE q.user_id = f.user_id AND q.status = 'queued'
+          AND NOT EXISTS (SELECT 1 FROM analysis_jobs a
+                          WHERE a.user_id = f.user_id AND a.delta_of_job_id IS NULL
+                            AND a.status IN ('pending', 'running') AND a.id <> ALL(%(job_ids)s::bigint[]))
+        ORDER BY q.id
+        LIMIT 1
+    ) AS n
 ), promoted AS (
     UPDATE analysis_jobs j
-    SET status = 'pending', promoted_at = clock_timestamp(), message_id = %(message_id)s
+    SET status = 'pending', promoted_at = clock_timestamp(), message_id = gen_random_uuid()::text
     FROM next
     WHERE j.id = next.id AND j.status = 'queued'
-    RETURNING j.id, j.user_id
+    RETURNING j.id, j.user_id, j.message_id
 ), event AS (
     INSERT INTO analysis_job_events (job_id, user_id, event, detail)
     SELECT e.job_id, e.user_id, e.event, e.detail FROM (
-        SELECT 1 AS n, id AS job_id, user_id, %(outcome)s::text AS event, %(reason)s::text AS detail
-        FROM finished
+        SELECT 1 AS n, id AS job_id, user_id, outcome AS event, reason AS detail FROM finished
         UNION ALL
         SELECT 2, id, user_id, 'promoted', 'completion' FROM promoted
     ) AS e
-    ORDER BY e.n
+    ORDER BY e.n, e.job_id
 )
-SELECT f.user_id, f.delta_of_job_id, (SELECT id FROM promoted) FROM finished f;
+SELECT 'finished' AS kind, id, user_id, NULL AS message_id FROM finished
+UNION ALL
+SELECT 'promoted', id, user_id, message_id FROM promoted;
 
 -- job_cancel_one --
 -- Withdraw a job that has not started: queued or pending -> canceled, its held run too.

@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import dramatiq
 from pydantic import BaseModel, Field
@@ -85,6 +86,11 @@ class AdmissionRequest(BaseModel):
 def user_lock(cur, user_id: int) -> None:
     """Serialize with every admission and promotion of this user (until the transaction ends)."""
     locks.xact_lock(cur, LOCK_SCOPE, int(user_id))
+
+
+def users_lock(cur, user_ids: Sequence[int]) -> None:
+    """:func:`user_lock` for several users (in one order for every caller: no deadlocks)."""
+    locks.xact_lock_many(cur, LOCK_SCOPE, [int(u) for u in user_ids])
 
 
 # -- transactions and messages ------------------------------------------------------------
@@ -229,6 +235,13 @@ def _promote_next(cur, broker, user_id: int, via: str) -> int | None:
     return row[0]
 
 
+def _send_all(broker, jobs: Sequence[tuple[int, str]]) -> None:
+    """Send the analyze messages of many (job id, message id) in one statement."""
+    actor = broker.get_actor(ANALYZE_ACTOR)
+    broker.enqueue_many([actor.message_with_options(args=(job_id,)).copy(message_id=message_id)
+                         for job_id, message_id in jobs])
+
+
 def _send_promoted(broker, job_id: int, user_id: int, message_id: str, via: str) -> None:
     _send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
     logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": job_id, "user_id": user_id,
@@ -254,14 +267,30 @@ def start_job(job_id: int, message_id: str, *, broker=None,
     the held run is released in the same statement (:func:`run_job` then finds it
     ``released``); with one, :func:`run_job` checks and releases.
     """
+    return start_jobs([(job_id, message_id)], broker=broker, settings=settings)[0]
+
+
+def start_jobs(starts: Sequence[tuple[int, str]], *, broker=None,
+               settings: QueueSettings | None = None) -> list[tuple[Job, str] | None]:
+    """:func:`start_job` for many (job id, message id) pairs in one statement, in order."""
     settings = settings or QueueSettings.from_env()
-    row = db.one_on(_broker(broker), "job_start_one", job_id=job_id, message_id=message_id,
-                    release=not settings.release_check)
-    if row is None:
-        return None
-    job = Job(id=row[0], user_id=row[1], thesis_id=row[2], delta_of_job_id=row[3], options=row[4] or {})
-    logger.info("analysis started", extra={"action": "job_started", "job_id": job_id, "user_id": job.user_id})
-    return job, row[5]
+    ordered = sorted(starts)  # rows are locked in id order: two batches cannot deadlock
+    rows = db.many_on(_broker(broker), "job_start_many", job_ids=[s[0] for s in ordered],
+                      message_ids=[s[1] for s in ordered], release=not settings.release_check)
+    by_message = {(row[0], row[6]): row for row in rows}
+    started: list[tuple[Job, str] | None] = []
+    for job_id, message_id in starts:
+        row = by_message.pop((job_id, message_id), None)  # a message twice in one batch starts once
+        if row is None:
+            started.append(None)
+            continue
+        started.append((Job(id=row[0], user_id=row[1], thesis_id=row[2], delta_of_job_id=row[3],
+                            options=row[4] or {}), row[5]))
+    if rows:
+        # One record per batch: a busy worker starts many jobs per statement.
+        logger.info("analyses started", extra={"action": "jobs_started", "job_ids": [r[0] for r in rows],
+                                               "user_ids": [r[1] for r in rows]})
+    return started
 
 
 def run_job(job: Job, held_status: str, *, broker=None, settings: QueueSettings | None = None):
@@ -304,6 +333,16 @@ def defer_release(job_id: int, error: str, *, now=None, broker=None, settings: Q
     return row
 
 
+@dataclass(frozen=True)
+class Completion:
+    """A running job's terminal outcome, as :func:`complete_jobs` takes it."""
+
+    job_id: int
+    user_id: int
+    outcome: JobStatus
+    reason: str | None = None
+
+
 def complete_job(job_id: int, outcome: JobStatus | str, *, reason: str | None = None,
                  user_id: int | None = None, broker=None) -> bool:
     """Finish a running job and, for a first-pass job, promote the user's next one — in one
@@ -312,36 +351,65 @@ def complete_job(job_id: int, outcome: JobStatus | str, *, reason: str | None = 
     This is the hook the pipeline calls when it finishes a job itself. Returns False when
     the job was not running (finished already): completing twice is harmless.
     """
-    outcome = JobStatus(outcome)
-    if outcome not in (JobStatus.SUCCEEDED, JobStatus.FAILED):
-        raise ValueError(f"a running job ends succeeded or failed, not {outcome.value}")
+    broker = _broker(broker)
+    if user_id is None:
+        row = db.one_on(broker, "job_get_one", job_id=job_id, user_id=None)
+        if row is None:
+            raise UnknownJob(job_id=job_id)
+        user_id = row[1]
+    return complete_jobs([Completion(job_id, user_id, JobStatus(outcome), reason)], broker=broker)[0]
+
+
+def complete_jobs(completions: Sequence[Completion], *, broker=None) -> list[bool]:
+    """:func:`complete_job` for many jobs (of any users) in one transaction; in order,
+    whether each job was running and is now finished.
+
+    One statement finishes every job and promotes each freed user's next; the users' locks
+    are taken in one order, so two batches that share users cannot deadlock.
+    """
     broker = _broker(broker)
     with broker.transaction() as cur:
-        if user_id is None:
-            row = db.one(cur, "job_get_one", job_id=job_id, user_id=None)
-            if row is None:
-                raise UnknownJob(job_id=job_id)
-            user_id = row[1]
-        user_lock(cur, user_id)
-        return finish_locked(cur, broker, job_id, user_id, outcome, reason)
+        users_lock(cur, [c.user_id for c in completions])
+        return finish_many_locked(cur, broker, completions)
 
 
 def finish_locked(cur, broker, job_id: int, user_id: int, outcome: JobStatus, reason: str | None) -> bool:
     """:func:`complete_job` inside a transaction that already holds the user's lock."""
-    if outcome is JobStatus.FAILED and not reason:
-        reason = "failed"
-    message_id = _new_message_id()
-    row = db.one(cur, "job_finish_one", job_id=job_id, user_id=user_id, outcome=outcome.value, reason=reason,
-                 message_id=message_id)
-    if row is None:
-        return False
-    if outcome is JobStatus.FAILED:
-        credits.refund(cur, job_id)
-    if row[2] is not None:
-        _send_promoted(broker, row[2], user_id, message_id, via="completion")
-    logger.info("analysis finished", extra={"action": "job_finished", "job_id": job_id, "user_id": user_id,
-                                            "outcome": outcome.value, "reason": reason})
-    return True
+    return finish_many_locked(cur, broker, [Completion(job_id, user_id, outcome, reason)])[0]
+
+
+def finish_many_locked(cur, broker, completions: Sequence[Completion]) -> list[bool]:
+    """:func:`complete_jobs` inside a transaction that already holds the users' locks."""
+    for c in completions:
+        if c.outcome not in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+            raise ValueError(f"a running job ends succeeded or failed, not {c.outcome.value}")
+    reasons = [c.reason or ("failed" if c.outcome is JobStatus.FAILED else None) for c in completions]
+    rows = db.many(cur, "job_finish_many", job_ids=[c.job_id for c in completions],
+                   user_ids=[c.user_id for c in completions], outcomes=[c.outcome.value for c in completions],
+                   reasons=reasons)
+    finished = {row[1] for row in rows if row[0] == "finished"}
+    promoted = [(row[1], row[2], row[3]) for row in rows if row[0] == "promoted"]
+    for c in completions:
+        if c.job_id in finished and c.outcome is JobStatus.FAILED:
+            credits.refund(cur, c.job_id)
+    if promoted:
+        _send_all(broker, [(job_id, message_id) for job_id, _, message_id in promoted])
+    # One record per batch and kind (a busy worker finishes many jobs per transaction).
+    for outcome in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        ended = [(c, r) for c, r in zip(completions, reasons) if c.outcome is outcome and c.job_id in finished]
+        if ended:
+            logger.info("analyses finished", extra={
+                "action": "jobs_finished", "outcome": outcome.value, "job_ids": [c.job_id for c, _ in ended],
+                "user_ids": [c.user_id for c, _ in ended], "reasons": [r for _, r in ended]})
+    if promoted:
+        logger.info("analyses promoted", extra={"action": "jobs_promoted", "via": "completion",
+                                                "job_ids": [p[0] for p in promoted],
+                                                "user_ids": [p[1] for p in promoted]})
+    answers, seen = [], set()
+    for c in completions:
+        answers.append(c.job_id in finished and c.job_id not in seen)  # a job twice in one batch ends once
+        seen.add(c.job_id)
+    return answers
 
 
 def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
