@@ -76,6 +76,24 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
     passages = split_passages(pages)
     embeddings = _embed(item_id, [p.text for p in passages])
     metadata = _metadata(pages, doi)
+    try:
+        document_id = _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages,
+                                     embeddings, metadata, data, sha256, attempts)
+    except _ClaimLost:
+        return True  # claimed again by another delivery meanwhile: its document wins, ours rolled back
+    logger.info("upload parsed", extra={"action": "item_parsed", "parse_job_id": job_id, "item_id": item_id,
+                                        "document_id": document_id, "pages": len(pages),
+                                        "chunks": len(passages)})
+    return True
+
+
+class _ClaimLost(Exception):
+    """The parse item was claimed again while this delivery parsed it."""
+
+
+def _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages, embeddings,
+                   metadata, data, sha256, attempts) -> int:
+    """Write a parsed document, its pages and chunks, and mark the item parsed; one transaction."""
     with broker.transaction() as cur:
         document_id = db.one(
             cur, "document_insert_one", user_id=user_id, kind=kind, filename=filename, doi=doi,
@@ -92,13 +110,8 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
                    user_id=user_id)
         if db.one(cur, "parse_item_parsed_one", item_id=item_id, document_id=document_id,
                   attempts=attempts) is None:
-            # Claimed again by another delivery meanwhile: its document wins, ours rolls back.
-            cur.connection.rollback()
-            return True
-    logger.info("upload parsed", extra={"action": "item_parsed", "parse_job_id": job_id, "item_id": item_id,
-                                        "document_id": document_id, "pages": len(pages),
-                                        "chunks": len(passages)})
-    return True
+            raise _ClaimLost()
+    return document_id
 
 
 def _embed(item_id: int, texts: Sequence[str]) -> list[str | None]:

@@ -74,7 +74,10 @@ class Pool:
         try:
             if not broken and not conn.closed:
                 if conn.get_transaction_status() != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
-                    conn.rollback()
+                    # conn.rollback() does nothing on an autocommit connection, and the broker
+                    # opens transactions there with a BEGIN of its own.
+                    with conn.cursor() as cur:
+                        cur.execute("ROLLBACK")
                 with self._lock:
                     self._idle.append(conn)
                 return

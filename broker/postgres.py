@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from datetime import datetime
 
 import dramatiq
+import psycopg2.extensions
 from dramatiq.common import q_name
 from dramatiq.errors import QueueJoinTimeout, QueueNotFound
 from dramatiq.message import Message
@@ -139,19 +140,38 @@ class PostgresBroker(dramatiq.Broker):
             with broker.transaction() as cur:
                 cur.execute("INSERT INTO orders ...")
                 ship.send(order_id)   # visible to workers only after the commit
+
+        Round trips are what a short transaction costs, so it spends few: ``BEGIN`` goes
+        out with the first statement, and sends without an idempotency key are written
+        together with the ``COMMIT`` (their errors surface there, and roll back the rest).
         """
         with self.connection() as conn:
-            conn.autocommit = False
+            tx = _Transaction(conn)
+            conn.cursor_factory = _BeginFirstCursor
             try:
-                with conn, self.bind(conn), conn.cursor() as cur:
+                with self.bind(conn, tx), conn.cursor() as cur:
                     yield cur
+                    tx.commit(cur)
+            except BaseException:
+                tx.rollback()
+                raise
             finally:
-                conn.autocommit = True
+                conn.cursor_factory = psycopg2.extensions.cursor
+
+    def execute_at_commit(self, cursor, statement: bytes) -> None:
+        """Send ``statement`` together with the commit of the current :meth:`transaction`
+        (or now, on ``cursor``, outside one): for writes whose answer nobody waits for.
+        Its failure fails the commit, which then rolls everything back."""
+        _, tx = _bound_connection.get() or (None, None)
+        if tx is not None:
+            tx.deferred.append(statement)
+        else:
+            cursor.execute(statement)
 
     @contextmanager
-    def bind(self, conn) -> Iterator[None]:
+    def bind(self, conn, _transaction: _Transaction | None = None) -> Iterator[None]:
         """Make sends in this context use the caller's connection (and its transaction)."""
-        token = _bound_connection.set(conn)
+        token = _bound_connection.set((conn, _transaction))
         try:
             yield
         finally:
@@ -224,7 +244,10 @@ class PostgresBroker(dramatiq.Broker):
         return message
 
     def _insert(self, params: dict) -> Message | None:
-        bound = _bound_connection.get()
+        bound, tx = _bound_connection.get() or (None, None)
+        if tx is not None and params["idempotency_key"] is None:
+            tx.defer("insert_message", self.queries["insert_message"], params)
+            return None
         if bound is not None:
             return self._insert_on(bound, params)
         try:
@@ -260,8 +283,10 @@ class PostgresBroker(dramatiq.Broker):
             "payloads": payloads,
             "delays_ms": [max(int(delay or 0), 0)] * len(messages),
         }
-        bound = _bound_connection.get()
-        if bound is not None:
+        bound, tx = _bound_connection.get() or (None, None)
+        if tx is not None:
+            tx.defer("insert_messages", self.queries["insert_messages"], params)
+        elif bound is not None:
             with bound.cursor() as cur:
                 sql.execute(cur, "insert_messages", self.queries["insert_messages"], params)
         else:
@@ -391,6 +416,42 @@ class PostgresBroker(dramatiq.Broker):
                 pass
         if self._pool is not None:
             self._pool.close()
+
+
+class _BeginFirstCursor(psycopg2.extensions.cursor):
+    """A cursor of an autocommit connection that opens a transaction with its first
+    statement, in the same round trip (psycopg2 would send BEGIN as a round trip of its own)."""
+
+    def execute(self, query, vars=None):
+        if self.connection.info.transaction_status == psycopg2.extensions.TRANSACTION_STATUS_IDLE:
+            query = b"BEGIN;\n" + self.mogrify(query, vars)
+            vars = None
+        return super().execute(query, vars)
+
+
+class _Transaction:
+    """A transaction opened by :meth:`PostgresBroker.transaction` and its deferred sends."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+        #: Statements (or named queries with parameters) to send with the COMMIT, in order.
+        self.deferred: list[bytes | tuple[str, str, dict]] = []
+
+    def defer(self, name: str, query: str, params: dict) -> None:
+        self.deferred.append((name, query, params))
+
+    def commit(self, cur) -> None:
+        statements = [d if isinstance(d, bytes) else sql.statement_text(cur, *d) for d in self.deferred]
+        self.deferred = []
+        if statements or self.conn.info.transaction_status != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
+            cur.execute(b";\n".join([*statements, b"COMMIT"]))
+
+    def rollback(self) -> None:
+        self.deferred = []
+        if not self.conn.closed and \
+                self.conn.info.transaction_status != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
+            with self.conn.cursor() as cur:
+                cur.execute("ROLLBACK")
 
 
 def _periodiq_middleware() -> list:

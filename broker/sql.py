@@ -98,9 +98,17 @@ def execute(cursor, name: str, query: str, params: dict) -> None:
 def execute_prepared(cursor, name: str, query: str, params: dict) -> None:
     """Run the named query as a prepared statement of the cursor's connection (prepared on
     first use, in a round trip of its own so that a failure cannot leave it half made)."""
+    cursor.execute(statement_text(cursor, name, query, params, prepare=True))
+
+
+def statement_text(cursor, name: str, query: str, params: dict, *, prepare: bool | None = None) -> bytes:
+    """The named query with its parameters bound, as text to send with other statements in
+    one round trip (prepared first, on its own, when ``prepare`` or its text asks for that)."""
+    if not (prepare or (prepare is None and PREPARE_DIRECTIVE in query)):
+        return cursor.mogrify(query, params)
     prepared = prepared_query(name, query)
     done = _prepared_on.setdefault(cursor.connection, set())
     if prepared.statement not in done:
         cursor.execute(prepared.prepare)
         done.add(prepared.statement)
-    cursor.execute(prepared.execute, params)
+    return cursor.mogrify(prepared.execute, params)
