@@ -24,9 +24,23 @@ def balance(cur, user_id: int) -> int | None:
     return None if row is None else row[0]
 
 
-def charge(cur, user_id: int, job_id: int, amount: int) -> bool:
-    """Debit a job's cost; False when the balance does not cover it (nothing written)."""
-    return db.one(cur, "credit_charge_one", user_id=user_id, job_id=job_id, amount=amount) is not None
+#: The CHECK that refuses an overdraft (schema/0002).
+OVERDRAFT_CONSTRAINT = "accounts_credits_not_negative"
+
+
+def charge_at_commit(broker, cur, user_id: int, job_id: int, amount: int) -> None:
+    """Debit a job's cost with the transaction's commit (at once in a caller's transaction).
+
+    An overdraft makes the statement fail, and the transaction with it: see :func:`is_overdraft`.
+    """
+    broker.execute_at_commit(cur, db.text(cur, "credit_charge_one", user_id=user_id, job_id=job_id,
+                                          amount=amount))
+
+
+def is_overdraft(exc: BaseException) -> bool:
+    """Whether a database error is a charge the balance did not cover."""
+    diag = getattr(exc, "diag", None)
+    return diag is not None and diag.constraint_name == OVERDRAFT_CONSTRAINT
 
 
 def refund(cur, job_id: int) -> int:

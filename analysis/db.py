@@ -33,6 +33,25 @@ def one(cur, name: str, **params) -> tuple | None:
     return cur.fetchone() if cur.description else None
 
 
+def text(cur, name: str, **params) -> bytes:
+    """The named query with its parameters bound, to send with other statements."""
+    return sql.statement_text(cur, name, QUERIES[name], params)
+
+
+def one_after(cur, first: bytes, name: str, **params) -> tuple | None:
+    """Send the statement ``first`` and then the named query in one round trip; the named
+    query's first row or None (the lock statements of ``broker.locks`` go first this way)."""
+    cur.execute(first + b";\n" + sql.statement_text(cur, name, QUERIES[name], params))
+    return cur.fetchone() if cur.description else None
+
+
+def many_after(cur, first: bytes | None, name: str, **params) -> list[tuple]:
+    """:func:`one_after` returning all rows (``first`` None: the named query alone)."""
+    text = sql.statement_text(cur, name, QUERIES[name], params)
+    cur.execute(text if first is None else first + b";\n" + text)
+    return cur.fetchall() if cur.description else []
+
+
 def many(cur, name: str, **params) -> list[tuple]:
     """Run a named query; return all its rows."""
     sql.execute(cur, name, QUERIES[name], params)

@@ -48,7 +48,7 @@ LEFT JOIN documents d ON d.user_id = %(user_id)s AND d.id = ANY(%(ids)s::bigint[
 -- means the decision cannot race another admission or a promotion. The same statement
 -- links the documents, creates the held run and records the admission. No job id back:
 -- the caller raises the first failed check. The charge is a statement of its own
--- (credit_charge_one) after this one: it must see the job's effects (tests drain the
+-- (credit_charge_one) after this one, sent with the commit: it must see the job's effects (tests drain the
 -- balance with an AFTER INSERT trigger to stand in for a spender without the lock).
 -- @prepared
 WITH existing AS (
@@ -97,17 +97,17 @@ SELECT (SELECT id FROM existing), (SELECT status FROM existing),
 FROM facts f;
 
 -- credit_charge_one --
--- Charge a job's cost: debit the balance only if it covers the cost, and write the
--- ledger row (unique per job and kind). No row: not enough credits.
+-- Charge a job's cost: debit the balance and write the ledger row (unique per job and
+-- kind). An overdraft fails on accounts_credits_not_negative, which admission turns into
+-- InsufficientCredits: so the charge needs no answer and can go out with the commit.
 -- @prepared
 WITH debit AS (
     UPDATE accounts SET credits = credits - %(amount)s
-    WHERE user_id = %(user_id)s AND credits >= %(amount)s
+    WHERE user_id = %(user_id)s
     RETURNING user_id
 )
 INSERT INTO credit_ledger (user_id, job_id, kind, amount)
-SELECT user_id, %(job_id)s, 'charge', -%(amount)s FROM debit
-RETURNING id;
+SELECT user_id, %(job_id)s, 'charge', -%(amount)s FROM debit;
 
 -- credit_refund_one --
 -- Give a job's charge back, at most once: the ledger's unique (job, kind) makes a second

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import dramatiq
+import psycopg2.errors
 from pydantic import BaseModel, Field
 
 from broker import locks
@@ -88,9 +89,9 @@ def user_lock(cur, user_id: int) -> None:
     locks.xact_lock(cur, LOCK_SCOPE, int(user_id))
 
 
-def users_lock(cur, user_ids: Sequence[int]) -> None:
-    """:func:`user_lock` for several users (in one order for every caller: no deadlocks)."""
-    locks.xact_lock_many(cur, LOCK_SCOPE, [int(u) for u in user_ids])
+def user_lock_text(cur, user_id: int) -> bytes:
+    """:func:`user_lock` as a statement to send ahead of another in the same round trip."""
+    return locks.xact_lock_text(cur, LOCK_SCOPE, int(user_id))
 
 
 # -- transactions and messages ------------------------------------------------------------
@@ -156,15 +157,28 @@ def admit(
     if not source_ids:
         raise NoSources()
     source_ids = list(source_ids)
+    try:
+        return _admit(broker, connection, settings, user_id, thesis_id, source_ids, delta_of_job_id,
+                      idempotency_key, encoded)
+    except psycopg2.errors.CheckViolation as exc:
+        if credits.is_overdraft(exc):  # the balance went below the cost since it was read
+            raise InsufficientCredits(cost=settings.job_cost) from None
+        raise
+
+
+def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id: int, source_ids: list[int],
+           delta_of_job_id: int | None, idempotency_key: str | None, encoded: str) -> Admission:
     with _transaction(broker, connection) as cur:
         # Checked before the lock, raised after it: a repeated idempotency key wins, and the
         # errors keep their order (user, credits, then these, then queue and budget).
         refusal = _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id)
-        user_lock(cur, user_id)
         message_id = _new_message_id()
-        (existing_id, existing_status, balance, active_jobs, budget_exhausted, job_id, status) = db.one(
-            cur, "job_admit_one", user_id=user_id, thesis_id=thesis_id, delta_of_job_id=delta_of_job_id,
-            cost=settings.job_cost, message_id=message_id, idempotency_key=idempotency_key,
+        # The lock and the statement that decides go in one round trip: the lock is held
+        # from its grant to the commit, and that window is what concurrent admits of one
+        # user queue behind.
+        (existing_id, existing_status, balance, active_jobs, budget_exhausted, job_id, status) = db.one_after(
+            cur, user_lock_text(cur, user_id), "job_admit_one", user_id=user_id, thesis_id=thesis_id,
+            delta_of_job_id=delta_of_job_id, cost=settings.job_cost, message_id=message_id, idempotency_key=idempotency_key,
             options=encoded, document_ids=[thesis_id, *dict.fromkeys(source_ids)], checked=refusal is None,
             max_active_jobs=settings.max_active_jobs, provider=settings.judge_provider,
         )
@@ -172,8 +186,7 @@ def admit(
             return Admission(job_id=existing_id, status=JobStatus(existing_status), created=False)
         if job_id is None:
             raise _refusal(user_id, delta_of_job_id, balance, active_jobs, budget_exhausted, refusal, settings)
-        if not credits.charge(cur, user_id, job_id, settings.job_cost):
-            raise InsufficientCredits(cost=settings.job_cost)
+        credits.charge_at_commit(broker, cur, user_id, job_id, settings.job_cost)
         if status == JobStatus.PENDING:
             _send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
     logger.info("analysis admitted", extra={"action": "job_admitted", "job_id": job_id, "user_id": user_id,
@@ -369,8 +382,8 @@ def complete_jobs(completions: Sequence[Completion], *, broker=None) -> list[boo
     """
     broker = _broker(broker)
     with broker.transaction() as cur:
-        users_lock(cur, [c.user_id for c in completions])
-        return finish_many_locked(cur, broker, completions)
+        return finish_many_locked(cur, broker, completions,
+                                  lock=locks.xact_lock_many_text(cur, LOCK_SCOPE, [c.user_id for c in completions]))
 
 
 def finish_locked(cur, broker, job_id: int, user_id: int, outcome: JobStatus, reason: str | None) -> bool:
@@ -378,13 +391,14 @@ def finish_locked(cur, broker, job_id: int, user_id: int, outcome: JobStatus, re
     return finish_many_locked(cur, broker, [Completion(job_id, user_id, outcome, reason)])[0]
 
 
-def finish_many_locked(cur, broker, completions: Sequence[Completion]) -> list[bool]:
-    """:func:`complete_jobs` inside a transaction that already holds the users' locks."""
+def finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock: bytes | None = None) -> list[bool]:
+    """:func:`complete_jobs` inside a transaction that already holds the users' locks (or
+    takes them with ``lock``, in the same round trip as the finishing statement)."""
     for c in completions:
         if c.outcome not in (JobStatus.SUCCEEDED, JobStatus.FAILED):
             raise ValueError(f"a running job ends succeeded or failed, not {c.outcome.value}")
     reasons = [c.reason or ("failed" if c.outcome is JobStatus.FAILED else None) for c in completions]
-    rows = db.many(cur, "job_finish_many", job_ids=[c.job_id for c in completions],
+    rows = db.many_after(cur, lock, "job_finish_many", job_ids=[c.job_id for c in completions],
                    user_ids=[c.user_id for c in completions], outcomes=[c.outcome.value for c in completions],
                    reasons=reasons)
     finished = {row[1] for row in rows if row[0] == "finished"}

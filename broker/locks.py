@@ -22,23 +22,32 @@ def lock_name(scope: str, identity: object) -> str:
     return f"{scope}:{identity}"
 
 
+_XACT_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%(name)s, 0))"
+_XACT_LOCK_MANY = "SELECT count(pg_advisory_xact_lock(hashtextextended(name, 0))) FROM unnest(%(names)s::text[]) AS name"
+
+
 def xact_lock(cursor, scope: str, identity: object) -> None:
     """Take a transaction-level advisory lock; it is released at commit or rollback."""
-    sql.execute_prepared(cursor, "xact_lock", "SELECT pg_advisory_xact_lock(hashtextextended(%(name)s, 0))",
-                         {"name": lock_name(scope, identity)})
+    cursor.execute(xact_lock_text(cursor, scope, identity))
 
 
-def xact_lock_many(cursor, scope: str, identities: Sequence[object]) -> None:
-    """Transaction-level locks on several identities of one scope, in one round trip.
+def xact_lock_text(cursor, scope: str, identity: object) -> bytes:
+    """The statement :func:`xact_lock` runs, to send ahead of another in one round trip
+    (each statement of a multi-statement string gets its own snapshot, so the one after
+    the lock sees everything committed before the lock was granted)."""
+    return sql.statement_text(cursor, "xact_lock", _XACT_LOCK, {"name": lock_name(scope, identity)}, prepare=True)
 
-    They are taken one after another in the order of their names (the array's order: a
-    function scan yields it), the same order for every caller, so two transactions that
+
+def xact_lock_many_text(cursor, scope: str, identities: Sequence[object]) -> bytes:
+    """Transaction-level locks on several identities of one scope, as one statement to send
+    ahead of another (see :func:`xact_lock_text`).
+
+    The locks are taken one after another in the order of their names (the array's order:
+    a function scan yields it), the same order for every caller, so two transactions that
     lock overlapping sets this way cannot deadlock each other.
     """
     names = sorted({lock_name(scope, i) for i in identities})
-    sql.execute_prepared(cursor, "xact_lock_many",
-                         "SELECT count(pg_advisory_xact_lock(hashtextextended(name, 0))) "
-                         "FROM unnest(%(names)s::text[]) AS name", {"names": names})
+    return sql.statement_text(cursor, "xact_lock_many", _XACT_LOCK_MANY, {"names": names}, prepare=True)
 
 
 def run_locked(connection, scope: str, identity: object, fn: Callable[..., T]) -> T:
