@@ -160,6 +160,9 @@ SELECT id FROM promoted;
 -- a database crash can only lose the newest commits, in order, and then the message's
 -- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
 -- @prepared
+-- Its generic plan (one lookup per item) fits every batch size; left to choose, the
+-- server would plan each call anew for the array's length.
+SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL synchronous_commit = off;
 WITH target AS MATERIALIZED (
     -- One lookup per item, by id (the locked row is re-checked against the guard): joined
@@ -207,6 +210,9 @@ FROM started s JOIN held_runs h ON h.job_id = s.id LEFT JOIN released r ON r.job
 -- a database crash can only lose the newest commits, in order, and then the message's
 -- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
 -- @prepared
+-- Its generic plan (one lookup per item) fits every batch size; left to choose, the
+-- server would plan each call anew for the array's length.
+SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL synchronous_commit = off;
 WITH target AS MATERIALIZED (
     -- One lookup per item, by id: see job_start_many. A job twice in the batch ends once.

@@ -51,10 +51,7 @@ class Pool:
 
     def _connect(self) -> psycopg2.extensions.connection:
         try:
-            # Prepared statements (the hot paths, broker/sql.py) are written for generic
-            # plans: a custom plan per call would cost the planning they exist to save.
-            return psycopg2.connect(self.dsn, application_name=self.application_name,
-                                    options="-c plan_cache_mode=force_generic_plan")
+            return psycopg2.connect(self.dsn, application_name=self.application_name)
         except psycopg2.OperationalError as exc:
             raise DatabaseUnavailable(f"cannot connect to the database: {exc}".strip()) from exc
 

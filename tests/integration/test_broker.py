@@ -9,6 +9,8 @@ import uuid
 
 import dramatiq
 import psycopg2
+import psycopg2.errors
+import psycopg2.extensions
 import pytest
 from dramatiq.message import Message
 from dramatiq.middleware import TimeLimitExceeded
@@ -444,3 +446,25 @@ def test_join_and_flush(broker, conn):
     broker.join("default", timeout=1000)
 
     assert query(conn, "SELECT count(*) FROM citeq_messages")[0][0] == 0
+
+
+def test_a_statement_deferred_to_the_commit_that_fails_rolls_back_the_whole_transaction(broker, conn):
+    @dramatiq.actor
+    def noop():
+        pass
+
+    query(conn, "CREATE TABLE deferred_probe (n int CHECK (n > 0))")
+    with pytest.raises(psycopg2.errors.CheckViolation):
+        with broker.transaction() as cur:
+            cur.execute("INSERT INTO deferred_probe VALUES (1)")
+            noop.send()  # written with the commit, like the statement below
+            broker.execute_at_commit(cur, b"INSERT INTO deferred_probe VALUES (-1)")
+            assert query(conn, "SELECT count(*) FROM citeq_messages")[0][0] == 0
+    assert query(conn, "SELECT count(*) FROM deferred_probe")[0][0] == 0
+    assert query(conn, "SELECT count(*) FROM citeq_messages")[0][0] == 0
+
+    with broker.transaction() as cur:
+        broker.execute_at_commit(cur, b"INSERT INTO deferred_probe VALUES (2)")
+    assert query(conn, "SELECT n FROM deferred_probe") == [(2,)]
+    with broker.connection() as c:
+        assert c.get_transaction_status() == psycopg2.extensions.TRANSACTION_STATUS_IDLE

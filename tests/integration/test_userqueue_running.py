@@ -237,3 +237,30 @@ def test_complete_job_hook_promotes_in_the_same_transaction(queue_broker, conn):
     assert query(conn, "SELECT f.at < p.at FROM analysis_job_events f, analysis_job_events p "
                        "WHERE f.job_id = %s AND f.event = 'succeeded' AND p.job_id = %s AND p.event = 'promoted'",
                  first.job_id, second.job_id)[0][0]
+
+
+def test_one_completion_batch_finishes_jobs_of_several_users_and_promotes_each_next(queue_broker, conn):
+    firsts, seconds = {}, {}
+    for user in (1, 2, 3):
+        thesis, sources = given_user(conn, user)
+        firsts[user] = userqueue.admit(user, thesis, sources).job_id
+        seconds[user] = userqueue.admit(user, thesis, sources).job_id
+    pending = query(conn, "SELECT id, message_id FROM analysis_jobs WHERE status = 'pending' ORDER BY id")
+    started = userqueue.start_jobs([*pending, (firsts[1], "a stale message")])
+    assert [s is not None for s in started] == [True, True, True, False]
+
+    done = userqueue.complete_jobs([
+        userqueue.Completion(firsts[1], 1, JobStatus.SUCCEEDED),
+        userqueue.Completion(firsts[2], 2, JobStatus.FAILED, "boom"),
+        userqueue.Completion(firsts[3], 3, JobStatus.SUCCEEDED),
+        userqueue.Completion(firsts[3], 3, JobStatus.SUCCEEDED),  # the same job twice ends once
+    ])
+
+    assert done == [True, True, True, False]
+    for user in (1, 2, 3):
+        assert [s for _, s in statuses(conn, user)] == ["failed" if user == 2 else "succeeded", "pending"]
+        assert events(conn, seconds[user]) == ["admitted", "promoted"]
+    assert balance(conn, 2) == 9, "the failed job was refunded, the next one charged"
+    sent = query(conn, "SELECT count(*) FROM citeq_messages m JOIN analysis_jobs j ON j.message_id = m.message_id "
+                       "WHERE j.id = ANY(%s) AND m.state = 'queued'", list(seconds.values()))[0][0]
+    assert sent == 3, "each promoted job's message was sent with the batch's commit"
