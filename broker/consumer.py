@@ -24,6 +24,10 @@ from dramatiq.message import Message
 
 logger = logging.getLogger(__name__)
 
+#: Longest an ack waits to be written together with others (a finished message's row stays
+#: ``running`` until then; a worker that dies meanwhile gets it re-delivered).
+ACK_LINGER_SECONDS = 0.005
+
 
 class LeasedMessage(MessageProxy):
     """A message together with the row and lease it was claimed under."""
@@ -56,6 +60,8 @@ class QueueState:
         self.woken = False
         #: Acks and nacks the database refused because the lease had moved on.
         self.rejected = 0
+        #: When the oldest ack or nack not yet written was gathered (monotonic), or None.
+        self.finished_since: float | None = None
 
     def wake(self) -> None:
         with self.cond:
@@ -68,6 +74,8 @@ class QueueState:
                 self.acks.append(ack)
             if nack:
                 self.nacks.append(nack)
+            if self.finished_since is None:
+                self.finished_since = time.monotonic()
             self.outstanding -= 1
             self.cond.notify_all()
 
@@ -75,6 +83,7 @@ class QueueState:
         with self.cond:
             acks, nacks = self.acks, self.nacks
             self.acks, self.nacks = [], []
+            self.finished_since = None
             return acks, nacks
 
     def give_back(self, acks: list[tuple[int, str]], nacks: list[tuple[int, str, str]]) -> None:
@@ -82,11 +91,30 @@ class QueueState:
         with self.cond:
             self.acks[:0] = acks
             self.nacks[:0] = nacks
+            if acks or nacks:
+                self.finished_since = time.monotonic()
 
-    def wait(self, timeout: float) -> None:
+    def due(self, prefetch: int, low_water: int) -> bool:
+        """Whether the consumer should exchange now (call with ``cond`` held): there is room
+        for a worthwhile claim, or gathered acks have waited long enough."""
+        return prefetch - self.outstanding >= low_water or self._linger_over()
+
+    def _linger_over(self) -> bool:
+        return self.finished_since is not None and time.monotonic() - self.finished_since >= ACK_LINGER_SECONDS
+
+    def wait(self, timeout: float, prefetch: int, low_water: int) -> None:
+        """Sleep until woken (NOTIFY), until gathered acks are due to be written, or ``timeout``."""
+        deadline = time.monotonic() + timeout
         with self.cond:
-            if not (self.woken or self.acks or self.nacks):
-                self.cond.wait(timeout)
+            while not self.woken:
+                if (self.acks or self.nacks) and (prefetch - self.outstanding >= low_water or self._linger_over()):
+                    break
+                left = deadline - time.monotonic()
+                if self.finished_since is not None:
+                    left = min(left, self.finished_since + ACK_LINGER_SECONDS - time.monotonic())
+                if left <= 0:
+                    break
+                self.cond.wait(left)
             self.woken = False
 
 
@@ -101,6 +129,10 @@ class PostgresConsumer(Consumer):
         self.state: QueueState = broker.queue_state(queue_name)
         self.buffer: deque[LeasedMessage] = deque()
         self.closed = False
+        # Claim when half the prefetch is free, not after every ack: under load each step
+        # then writes and claims many messages (a full worker would otherwise exchange one
+        # ack for one claim per statement); the other half keeps the threads busy meanwhile.
+        self.low_water = max(1, self.prefetch // 2)
 
     def ack(self, message: LeasedMessage) -> None:
         self.state.finish(ack=(message.row_id, message.lease_token))
@@ -127,14 +159,16 @@ class PostgresConsumer(Consumer):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            self.state.wait(min(remaining, self.broker.settings.poll_interval))
+            self.state.wait(min(remaining, self.broker.settings.poll_interval), self.prefetch, self.low_water)
 
     def _step(self) -> None:
-        """Write gathered acks and claim as many messages as there is room for."""
+        """Write gathered acks and claim as many messages as there is room for, once that is
+        due (:meth:`QueueState.due`)."""
         with self.state.cond:
             room = max(self.prefetch - self.state.outstanding, 0)  # acks already freed their slots
             pending = bool(self.state.acks or self.state.nacks)
-        if room or pending:
+            due = self.state.due(self.prefetch, self.low_water)
+        if due and (room or pending):
             claimed = self._exchange(room)
             with self.state.cond:
                 self.state.outstanding += len(claimed)
