@@ -33,6 +33,7 @@ SELECT payload FROM citeq_messages WHERE idempotency_key = %(idempotency_key)s;
 -- of workers claim side by side. Acks and nacks are fenced by lease_token, so a late ack
 -- of an expired and re-delivered message matches no row.
 -- @prepared
+SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL synchronous_commit = off;
 WITH acked AS (
     UPDATE citeq_messages m
@@ -59,8 +60,10 @@ WITH acked AS (
     SET state = 'running', worker_id = %(worker_id)s, lease_token = gen_random_uuid(),
         lease_expires_at = now() + %(lease_seconds)s * interval '1 second',
         attempts = m.attempts + 1, started_at = now()
-    FROM picked
-    WHERE m.id = picked.id
+    -- By id from an array: its estimate is "a few rows" whatever the LIMIT, so the cached
+    -- generic plan updates them through the primary key (joined with picked, a generic
+    -- plan expects a tenth of the queue and hashes the whole table).
+    WHERE m.id = ANY (ARRAY(SELECT id FROM picked))
     RETURNING m.id, m.lease_token, m.payload
 )
 SELECT 'claimed' AS kind, id, lease_token::text, payload FROM claimed
