@@ -13,6 +13,7 @@ was deferred): then the job stays running, and whoever finishes it calls ``compl
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 
@@ -26,6 +27,10 @@ from broker.batching import GroupCommit
 logger = logging.getLogger(__name__)
 
 _current = threading.local()
+
+#: Longest a start or completion waits for others to share its statement (only while the
+#: recent batches were bigger than the one at hand: see broker.batching.GroupCommit).
+LINGER = float(os.environ.get("CITEQ_LINGER", "0.001"))
 
 #: Attempts to write a completion through a database blip before giving up on it.
 COMPLETE_ATTEMPTS = 3
@@ -62,8 +67,9 @@ class SerializedJobs(Middleware):
             writers = self._writers.get(id(broker))
             if writers is None:
                 writers = self._writers[id(broker)] = (
-                    GroupCommit(lambda starts: userqueue.start_jobs(starts, broker=broker)),
-                    GroupCommit(lambda completions: userqueue.complete_jobs(completions, broker=broker)),
+                    GroupCommit(lambda starts: userqueue.start_jobs(starts, broker=broker), linger=LINGER),
+                    GroupCommit(lambda completions: userqueue.complete_jobs(completions, broker=broker),
+                                linger=LINGER),
                 )
             return writers
 

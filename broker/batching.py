@@ -41,12 +41,21 @@ class GroupCommit(Generic[T, R]):
     (guarded updates), so that a retried batch is harmless.
     """
 
-    def __init__(self, write: Callable[[Sequence[T]], Sequence[R]], *, max_batch: int = 256) -> None:
+    def __init__(self, write: Callable[[Sequence[T]], Sequence[R]], *, max_batch: int = 256,
+                 linger: float = 0.0) -> None:
         self._write = write
         self._max_batch = max_batch
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._waiting: list[_Slot[T, R]] = []
         self._writing = False
+        # Lingering: a writer whose batch is smaller than the recent ones waits up to
+        # ``linger`` seconds for the rest to arrive. Threads that run short jobs in step
+        # then share one statement; where batches are of one (a quiet process, long jobs)
+        # the expectation decays to one and nobody waits.
+        self._linger = linger
+        self._expected = 1
+        self._lingering = False
 
     def submit(self, item: T) -> R:
         """Write ``item`` (with whatever else is waiting); its result once written."""
@@ -55,6 +64,8 @@ class GroupCommit(Generic[T, R]):
             self._waiting.append(mine)
             lead = not self._writing
             self._writing = True
+            if self._lingering and len(self._waiting) >= self._expected:
+                self._arrived.notify()
         if not lead:
             mine.wake.acquire()  # woken by the writer of its batch, or to write the next one
             if mine.done:
@@ -65,7 +76,12 @@ class GroupCommit(Generic[T, R]):
     def _lead(self) -> None:
         """Write the oldest waiting items (this thread's among them), then hand over."""
         with self._lock:
+            if self._linger and len(self._waiting) < self._expected:
+                self._lingering = True
+                self._arrived.wait_for(lambda: len(self._waiting) >= self._expected, self._linger)
+                self._lingering = False
             batch, self._waiting = self._waiting[: self._max_batch], self._waiting[self._max_batch:]
+            self._expected = max(len(batch), self._expected - 1)
         try:
             results = self._write([slot.item for slot in batch])
             if len(results) != len(batch):

@@ -100,3 +100,49 @@ def test_a_write_returning_the_wrong_number_of_results_is_an_error():
     commit = GroupCommit(lambda items: [])
     with pytest.raises(RuntimeError, match="0 results for 1 items"):
         commit.submit("x")
+
+
+def test_a_lingering_writer_waits_for_as_many_as_last_time_and_no_longer():
+    batches = []
+    commit = GroupCommit(lambda items: batches.append(sorted(items)) or list(items), linger=60.0)
+
+    # Quiet: nothing bigger than one was written recently, so a lone item does not linger.
+    assert commit.submit(0) == 0
+
+    def wave(items):
+        threads = [threading.Thread(target=commit.submit, args=(i,)) for i in items]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        assert not any(t.is_alive() for t in threads)
+
+    first_gate, go = threading.Event(), threading.Event()
+    original = commit._write
+
+    def held_write(items):
+        if not first_gate.is_set():
+            first_gate.set()
+            go.wait(timeout=10)
+        return original(items)
+
+    commit._write = held_write
+    leader = threading.Thread(target=commit.submit, args=(1,))
+    leader.start()
+    assert first_gate.wait(timeout=10)
+    followers = [threading.Thread(target=commit.submit, args=(i,)) for i in (2, 3, 4, 5)]
+    for t in followers:
+        t.start()
+    deadline = time.monotonic() + 10
+    while len(commit._waiting) < 4:
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    go.set()
+    for t in [leader, *followers]:
+        t.join(timeout=30)
+    assert batches[-1] == [2, 3, 4, 5]
+
+    # A batch of four was written: the next writer waits for three more to arrive (the
+    # sixty seconds of linger would fail the test's timeout), and all four go together.
+    wave([6, 7, 8, 9])
+    assert batches[-1] == [6, 7, 8, 9]
