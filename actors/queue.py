@@ -28,9 +28,9 @@ HALF_TICK_DELAY_MS = 30_000
                 max_retries=0, time_limit=ANALYZE_TIME_LIMIT_MS)
 def analyze(job_id: int):
     """Run one analysis job (release its held run, then the pluggable work)."""
-    job, held_status = current_job()
+    job, held_status, settings = current_job()
     try:
-        outcome = userqueue.run_job(job, held_status)
+        outcome = userqueue.run_job(job, held_status, settings=settings)
     except ReleaseDeferred:
         outcome = userqueue.DEFERRED
     if outcome is userqueue.DEFERRED:

@@ -13,7 +13,6 @@ was deferred): then the job stays running, and whoever finishes it calls ``compl
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 
@@ -22,23 +21,28 @@ from dramatiq.middleware import Middleware, SkipMessage
 
 from analysis import userqueue
 from analysis.jobs import Job, JobStatus
+from analysis.settings import QueueSettings
 from broker.batching import GroupCommit
 
 logger = logging.getLogger(__name__)
 
 _current = threading.local()
 
-#: Longest a start or completion waits for others to share its statement (only while the
-#: recent batches were bigger than the one at hand: see broker.batching.GroupCommit).
-LINGER = float(os.environ.get("CITEQ_LINGER", "0.001"))
-
 #: Attempts to write a completion through a database blip before giving up on it.
 COMPLETE_ATTEMPTS = 3
 
 
-def current_job() -> tuple[Job, str]:
-    """The job (and its held-run status) the serialized actor on this thread runs."""
+def current_job() -> tuple[Job, str, QueueSettings]:
+    """The job, its held-run status and the queue settings it started under, for the
+    serialized actor on this thread."""
     return _current.job
+
+
+def _start(starts, broker) -> list[tuple[Job, str, QueueSettings] | None]:
+    # The settings are read once per batch of starts, not once per job.
+    settings = QueueSettings.from_env()
+    return [None if s is None else (*s, settings) for s in userqueue.start_jobs(starts, broker=broker,
+                                                                              settings=settings)]
 
 
 def defer_completion() -> None:
@@ -66,10 +70,11 @@ class SerializedJobs(Middleware):
         with self._writers_lock:
             writers = self._writers.get(id(broker))
             if writers is None:
+                linger = QueueSettings.from_env().batch_linger_seconds
                 writers = self._writers[id(broker)] = (
-                    GroupCommit(lambda starts: userqueue.start_jobs(starts, broker=broker), linger=LINGER),
+                    GroupCommit(lambda starts: _start(starts, broker), linger=linger),
                     GroupCommit(lambda completions: userqueue.complete_jobs(completions, broker=broker),
-                                linger=LINGER),
+                                linger=linger),
                 )
             return writers
 

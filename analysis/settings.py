@@ -23,6 +23,7 @@ ENVIRONMENT = {
     "analyze_seconds": "CITEQ_ANALYZE_SECONDS",
     "analyze_work": "CITEQ_ANALYZE_WORK",
     "release_check": "CITEQ_RELEASE_CHECK",
+    "batch_linger_seconds": "CITEQ_BATCH_LINGER_SECONDS",
 }
 
 
@@ -56,6 +57,9 @@ class QueueSettings(EnvSettings):
     analyze_work: str = "analysis.pipeline:run_analysis"
     #: ``module:function`` checking the judge provider before a held run is released.
     release_check: str = ""
+    #: Longest a worker thread's job start or completion waits for its siblings' to share
+    #: one statement (only while recent batches were bigger: ``broker.batching``).
+    batch_linger_seconds: float = Field(0.001, ge=0, le=0.1)
 
 
 
