@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from datetime import datetime
 
 import dramatiq
+import psycopg2.errors
 import psycopg2.extensions
 from dramatiq.common import q_name
 from dramatiq.errors import QueueJoinTimeout, QueueNotFound
@@ -441,6 +442,10 @@ class _Transaction:
         self.deferred.append((name, query, params))
 
     def commit(self, cur) -> None:
+        if self.conn.info.transaction_status == psycopg2.extensions.TRANSACTION_STATUS_INERROR:
+            # COMMIT would roll back without a word: an error the block caught aborted it.
+            raise psycopg2.errors.InFailedSqlTransaction(
+                "the transaction was aborted by an error caught inside it; nothing was committed")
         statements = [d if isinstance(d, bytes) else sql.statement_text(cur, *d) for d in self.deferred]
         self.deferred = []
         if statements or self.conn.info.transaction_status != psycopg2.extensions.TRANSACTION_STATUS_IDLE:

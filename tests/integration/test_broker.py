@@ -468,3 +468,18 @@ def test_a_statement_deferred_to_the_commit_that_fails_rolls_back_the_whole_tran
     assert query(conn, "SELECT n FROM deferred_probe") == [(2,)]
     with broker.connection() as c:
         assert c.get_transaction_status() == psycopg2.extensions.TRANSACTION_STATUS_IDLE
+
+
+def test_a_transaction_whose_error_was_caught_inside_fails_loudly_instead_of_committing(broker, conn):
+    @dramatiq.actor
+    def noop():
+        pass
+
+    with pytest.raises(psycopg2.errors.InFailedSqlTransaction):
+        with broker.transaction() as cur:
+            noop.send()
+            try:
+                cur.execute("SELECT 1 / 0")
+            except psycopg2.errors.DivisionByZero:
+                pass  # swallowed: the transaction is aborted all the same
+    assert query(conn, "SELECT count(*) FROM citeq_messages")[0][0] == 0
