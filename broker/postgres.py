@@ -3,8 +3,9 @@
 Connections per process: at most ``pool_size`` (default 8) pooled connections shared by
 sends, claims, acks, heartbeats and results, plus one long-lived LISTEN connection in
 processes that consume. Behind PgBouncer, point the broker at a session-pooled (or direct)
-endpoint: transaction pooling breaks LISTEN (wake-ups degrade to polling) and the
-session-level advisory lock that migrations take.
+endpoint: transaction pooling breaks LISTEN (wake-ups degrade to polling), the
+session-level advisory lock that migrations take, and the prepared statements of the hot
+paths (broker/sql.py).
 """
 
 from __future__ import annotations
