@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import httpx
 from pydantic import BaseModel, Field
 
-from .judges import ProviderBadResponse, ProviderUnavailable, _clip, _raise_for_status
+from .judges import OpenAICompatibleClient, ProviderBadResponse, ProviderUnavailable, _clip, _raise_for_status
 
 #: Chunks per request. OpenAI accepts up to 2048 inputs; 64 passages of ~120 words keep a
 #: request well under any provider's token limit per call and a failure cheap to lose.
@@ -36,27 +36,13 @@ class EmbeddingsSettings(BaseModel):
     batch_size: int = Field(default=DEFAULT_BATCH, ge=1, le=2048)
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(OpenAICompatibleClient):
     """Vectors for texts from an OpenAI-compatible embeddings endpoint."""
 
     def __init__(self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0,
                  batch_size: int = DEFAULT_BATCH, transport: httpx.BaseTransport | None = None) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.model = model
+        super().__init__(base_url=base_url, model=model, api_key=api_key, timeout=timeout, transport=transport)
         self.batch_size = batch_size
-        self._client = httpx.Client(
-            base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout, transport=transport
-        )
-
-    def close(self) -> None:
-        """Close the pooled HTTP connections."""
-        self._client.close()
-
-    def __enter__(self) -> OpenAIEmbedder:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order (``batch_size`` texts per request); raises a

@@ -293,7 +293,30 @@ class _Answer(BaseModel):
         return re.sub(r"[\s-]+", "_", value.strip().lower()) if isinstance(value, str) else value
 
 
-class OpenAIJudge:
+class OpenAICompatibleClient:
+    """The HTTP side of an OpenAI-compatible provider: base URL, bearer key, timeout and
+    pooled connections (shared by the judge and the embedder)."""
+
+    def __init__(self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.model = model
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        """Close the pooled HTTP connections."""
+        self._client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class OpenAIJudge(OpenAICompatibleClient):
     """A judge backed by an OpenAI-compatible ``POST {base_url}/chat/completions``."""
 
     def __init__(
@@ -306,22 +329,8 @@ class OpenAIJudge:
         json_mode: bool = True,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.model = model
+        super().__init__(base_url=base_url, model=model, api_key=api_key, timeout=timeout, transport=transport)
         self.json_mode = json_mode
-        self._client = httpx.Client(
-            base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout, transport=transport
-        )
-
-    def close(self) -> None:
-        """Close the pooled HTTP connections."""
-        self._client.close()
-
-    def __enter__(self) -> OpenAIJudge:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def judge(self, claim: str, passages: list[Hit]) -> Judgement:
         """Ask the provider; raises a `ProviderError` subclass on failure."""
