@@ -29,8 +29,27 @@ QUERIES = _load_all("queries.sql", "pipeline.sql", "surface.sql")
 
 def one(cur, name: str, **params) -> tuple | None:
     """Run a named query; return its first row or None."""
-    sql.execute(cur, name, QUERIES[name], params)
+    _execute(cur, None, name, params)
     return cur.fetchone() if cur.description else None
+
+
+def many(cur, name: str, **params) -> list[tuple]:
+    """Run a named query; return all its rows."""
+    _execute(cur, None, name, params)
+    return cur.fetchall() if cur.description else []
+
+
+def one_after(cur, first: bytes, name: str, **params) -> tuple | None:
+    """Send the statement ``first`` and then the named query in one round trip; the named
+    query's first row or None (the lock statements of ``broker.locks`` go first this way)."""
+    _execute(cur, first, name, params)
+    return cur.fetchone() if cur.description else None
+
+
+def many_after(cur, first: bytes | None, name: str, **params) -> list[tuple]:
+    """:func:`one_after` returning all rows (``first`` None: the named query alone)."""
+    _execute(cur, first, name, params)
+    return cur.fetchall() if cur.description else []
 
 
 def text(cur, name: str, **params) -> bytes:
@@ -38,24 +57,9 @@ def text(cur, name: str, **params) -> bytes:
     return sql.statement_text(cur, name, QUERIES[name], params)
 
 
-def one_after(cur, first: bytes, name: str, **params) -> tuple | None:
-    """Send the statement ``first`` and then the named query in one round trip; the named
-    query's first row or None (the lock statements of ``broker.locks`` go first this way)."""
-    cur.execute(first + b";\n" + sql.statement_text(cur, name, QUERIES[name], params))
-    return cur.fetchone() if cur.description else None
-
-
-def many_after(cur, first: bytes | None, name: str, **params) -> list[tuple]:
-    """:func:`one_after` returning all rows (``first`` None: the named query alone)."""
-    text = sql.statement_text(cur, name, QUERIES[name], params)
-    cur.execute(text if first is None else first + b";\n" + text)
-    return cur.fetchall() if cur.description else []
-
-
-def many(cur, name: str, **params) -> list[tuple]:
-    """Run a named query; return all its rows."""
-    sql.execute(cur, name, QUERIES[name], params)
-    return cur.fetchall() if cur.description else []
+def _execute(cur, first: bytes | None, name: str, params: dict) -> None:
+    query = sql.statement_text(cur, name, QUERIES[name], params)
+    cur.execute(query if first is None else first + b";\n" + query)
 
 
 def one_on(broker, name: str, **params) -> tuple | None:

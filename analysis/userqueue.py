@@ -244,7 +244,9 @@ def _promote_next(cur, broker, user_id: int, via: str) -> int | None:
     row = db.one(cur, "job_promote_next_one", user_id=user_id, message_id=message_id, via=via)
     if row is None:
         return None
-    _send_promoted(broker, row[0], user_id, message_id, via)
+    _send(broker, ANALYZE_ACTOR, args=(row[0],), message_id=message_id)
+    logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": row[0], "user_id": user_id,
+                                            "via": via})
     return row[0]
 
 
@@ -253,12 +255,6 @@ def _send_all(broker, jobs: Sequence[tuple[int, str]]) -> None:
     actor = broker.get_actor(ANALYZE_ACTOR)
     broker.enqueue_many([actor.message_with_options(args=(job_id,)).copy(message_id=message_id)
                          for job_id, message_id in jobs])
-
-
-def _send_promoted(broker, job_id: int, user_id: int, message_id: str, via: str) -> None:
-    _send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
-    logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": job_id, "user_id": user_id,
-                                            "via": via})
 
 
 def promote(user_id: int, *, via: str = "promote", broker=None) -> int | None:

@@ -107,7 +107,7 @@ class QueueState:
         deadline = time.monotonic() + timeout
         with self.cond:
             while not self.woken:
-                if (self.acks or self.nacks) and (prefetch - self.outstanding >= low_water or self._linger_over()):
+                if (self.acks or self.nacks) and self.due(prefetch, low_water):
                     break
                 left = deadline - time.monotonic()
                 if self.finished_since is not None:

@@ -248,7 +248,9 @@ class PostgresBroker(dramatiq.Broker):
     def _insert(self, params: dict) -> Message | None:
         bound, tx = _bound_connection.get() or (None, None)
         if tx is not None and params["idempotency_key"] is None:
-            tx.defer("insert_message", self.queries["insert_message"], params)
+            with bound.cursor() as cur:
+                self.execute_at_commit(cur, sql.statement_text(cur, "insert_message", self.queries["insert_message"],
+                                                               params))
             return None
         if bound is not None:
             return self._insert_on(bound, params)
@@ -285,12 +287,11 @@ class PostgresBroker(dramatiq.Broker):
             "payloads": payloads,
             "delays_ms": [max(int(delay or 0), 0)] * len(messages),
         }
-        bound, tx = _bound_connection.get() or (None, None)
-        if tx is not None:
-            tx.defer("insert_messages", self.queries["insert_messages"], params)
-        elif bound is not None:
+        bound = (_bound_connection.get() or (None, None))[0]
+        if bound is not None:
             with bound.cursor() as cur:
-                sql.execute(cur, "insert_messages", self.queries["insert_messages"], params)
+                self.execute_at_commit(cur, sql.statement_text(cur, "insert_messages",
+                                                               self.queries["insert_messages"], params))
         else:
             self.execute("insert_messages", **params)
         for m in messages:
@@ -436,19 +437,15 @@ class _Transaction:
 
     def __init__(self, conn) -> None:
         self.conn = conn
-        #: Statements (or named queries with parameters) to send with the COMMIT, in order.
-        self.deferred: list[bytes | tuple[str, str, dict]] = []
-
-    def defer(self, name: str, query: str, params: dict) -> None:
-        self.deferred.append((name, query, params))
+        #: Statements to send with the COMMIT, in order (PostgresBroker.execute_at_commit).
+        self.deferred: list[bytes] = []
 
     def commit(self, cur) -> None:
         if self.conn.info.transaction_status == psycopg2.extensions.TRANSACTION_STATUS_INERROR:
             # COMMIT would roll back without a word: an error the block caught aborted it.
             raise psycopg2.errors.InFailedSqlTransaction(
                 "the transaction was aborted by an error caught inside it; nothing was committed")
-        statements = [d if isinstance(d, bytes) else sql.statement_text(cur, *d) for d in self.deferred]
-        self.deferred = []
+        statements, self.deferred = self.deferred, []
         if statements or self.conn.info.transaction_status != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
             cur.execute(b";\n".join([*statements, b"COMMIT"]))
 

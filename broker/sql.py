@@ -89,21 +89,14 @@ PREPARE_DIRECTIVE = "-- @prepared"
 def execute(cursor, name: str, query: str, params: dict) -> None:
     """Run a named query: as a prepared statement when its text asks for one
     (:data:`PREPARE_DIRECTIVE`), else as plain text."""
-    if PREPARE_DIRECTIVE in query:
-        execute_prepared(cursor, name, query, params)
-    else:
-        cursor.execute(query, params)
-
-
-def execute_prepared(cursor, name: str, query: str, params: dict) -> None:
-    """Run the named query as a prepared statement of the cursor's connection (prepared on
-    first use, in a round trip of its own so that a failure cannot leave it half made)."""
-    cursor.execute(statement_text(cursor, name, query, params, prepare=True))
+    cursor.execute(statement_text(cursor, name, query, params))
 
 
 def statement_text(cursor, name: str, query: str, params: dict, *, prepare: bool | None = None) -> bytes:
     """The named query with its parameters bound, as text to send with other statements in
-    one round trip (prepared first, on its own, when ``prepare`` or its text asks for that)."""
+    one round trip. When ``prepare`` or its text asks for it, that text is an ``EXECUTE``
+    of the statement, prepared on the connection's first use in a round trip of its own
+    (so that a failure cannot leave it half made)."""
     if not (prepare or (prepare is None and PREPARE_DIRECTIVE in query)):
         return cursor.mogrify(query, params)
     prepared = prepared_query(name, query)
