@@ -57,9 +57,14 @@ WITH existing AS (
 ), facts AS (
     SELECT
         (SELECT credits FROM accounts WHERE user_id = %(user_id)s) AS balance,
-        (SELECT count(*) FROM analysis_jobs
-         WHERE user_id = %(user_id)s AND delta_of_job_id IS NULL
-           AND status IN ('queued', 'pending', 'running'))::int AS active_jobs,
+        -- Counted in two parts, each the predicate of a partial index: one condition over
+        -- all three statuses matches no index, and the server then scanned every job ever
+        -- admitted (29 ms per admission with 200,000 finished jobs). Queued implies
+        -- first-pass (a CHECK keeps delta re-checks out of 'queued').
+        ((SELECT count(*) FROM analysis_jobs WHERE user_id = %(user_id)s AND status = 'queued')
+         + (SELECT count(*) FROM analysis_jobs
+            WHERE user_id = %(user_id)s AND delta_of_job_id IS NULL AND status IN ('pending', 'running'))
+        )::int AS active_jobs,
         coalesce((SELECT calls_used >= call_limit FROM provider_daily_budget
                   WHERE provider = %(provider)s AND day = (now() AT TIME ZONE 'utc')::date), false)
             AS budget_exhausted

@@ -160,22 +160,34 @@ SELECT result FROM citeq_results WHERE message_key = %(message_key)s AND expires
 
 -- queue_stats --
 -- Depth, delayed, running, dead and the age of the oldest due message, per queue, in one query.
+-- Each part reads the partial index of its state, so finished messages (most of the table
+-- until they are pruned) are never read: over all states at once, the server scanned the
+-- whole table (16 ms with 200,000 finished messages, for a figure polled by metrics).
+WITH queued AS (
+    SELECT queue_name,
+           count(*) FILTER (WHERE eta <= now()) AS ready,
+           count(*) FILTER (WHERE eta > now()) AS delayed,
+           min(eta) FILTER (WHERE eta <= now()) AS oldest_due
+    FROM citeq_messages WHERE state = 'queued' GROUP BY queue_name
+), running AS (
+    SELECT queue_name, count(*) AS running FROM citeq_messages WHERE state = 'running' GROUP BY queue_name
+), dead AS (
+    SELECT queue_name, count(*) AS dead FROM citeq_messages WHERE state = 'dead' GROUP BY queue_name
+)
 SELECT queue_name,
-       count(*) FILTER (WHERE state = 'queued' AND eta <= now())::int AS ready,
-       count(*) FILTER (WHERE state = 'queued' AND eta > now())::int AS delayed,
-       count(*) FILTER (WHERE state = 'running')::int AS running,
-       count(*) FILTER (WHERE state = 'dead')::int AS dead,
-       coalesce(extract(epoch FROM now() - min(eta) FILTER (WHERE state = 'queued' AND eta <= now())), 0)::float8
-           AS oldest_age_seconds
-FROM citeq_messages
-WHERE state IN ('queued', 'running', 'dead')
-GROUP BY queue_name
+       coalesce(q.ready, 0)::int AS ready,
+       coalesce(q.delayed, 0)::int AS delayed,
+       coalesce(r.running, 0)::int AS running,
+       coalesce(d.dead, 0)::int AS dead,
+       coalesce(extract(epoch FROM now() - q.oldest_due), 0)::float8 AS oldest_age_seconds
+FROM queued q FULL JOIN running r USING (queue_name) FULL JOIN dead d USING (queue_name)
 ORDER BY queue_name;
 
 -- count_unfinished --
--- Messages of a queue still to run (join waits for zero).
-SELECT count(*)::int FROM citeq_messages
-WHERE queue_name = %(queue_name)s AND state IN ('queued', 'running');
+-- Messages of a queue still to run (join waits for zero): queued and running counted
+-- apart, each from its state's partial index (see queue_stats).
+SELECT ((SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s AND state = 'queued')
+        + (SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s AND state = 'running'))::int;
 
 -- database_now --
 -- The database's clock (join compares against it, never against the client's).
