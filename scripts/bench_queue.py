@@ -15,7 +15,12 @@ Figures, all on this machine in one run:
   job's ``started`` event — both taken with clock_timestamp() in the database;
 * serialized throughput: --users x 5 no-op jobs admitted in one transaction, drained by
   real worker processes (``dramatiq actors scripts.bench_queue``), as a ratio to the raw
-  broker draining as many no-op messages of a plain actor with the same processes.
+  broker draining as many no-op messages of a plain actor with the same processes;
+* database work per job: with one client and no workers, in batches of 128 (large enough
+  that each statement's fixed cost is spread thin), the wall time per job of claiming and
+  acking its message (all a raw message costs), of starting it, and of completing it
+  (finish, promote the user's next job, send that job's message). This is what no batching
+  can remove: the rows a job writes.
 
 Database: the server of DATABASE_URL when set, else the embedded one; the database
 ``citeq_bench_queue`` is created afresh and migrated.
@@ -105,11 +110,24 @@ ALL_JOBS_DONE = ("SELECT NOT EXISTS (SELECT 1 FROM analysis_jobs WHERE status = 
 
 
 def wait_until(url: str, statement: str, timeout: float = 600.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not sql(url, statement)[0][0]:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out waiting for: {statement}")
-        time.sleep(0.02)
+    import psycopg2
+
+    # One connection for all polls: a connection per poll would start a server backend
+    # every 20 ms, CPU the measured workers and server then lack.
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    try:
+        deadline = time.monotonic() + timeout
+        with conn.cursor() as cur:
+            while True:
+                cur.execute(statement)
+                if cur.fetchone()[0]:
+                    return
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"timed out waiting for: {statement}")
+                time.sleep(0.02)
+    finally:
+        conn.close()
 
 
 # -- scenarios --------------------------------------------------------------------------------
@@ -219,6 +237,58 @@ def bench_throughput(url: str, users: int, per_user: int, processes: int, thread
     return raw, serialized
 
 
+def bench_row_work(url: str, users: int, batch: int) -> tuple[float, float, float]:
+    """Per job, with one client and no workers, in batches of ``batch``: wall microseconds of
+    claiming and acking a message (what the raw drain does per message), of starting a
+    job, and of completing it (finish, promote the user's next job, send its message).
+
+    Batches this large spread each statement's fixed cost over many jobs, so what is left
+    is the work on the rows themselves: the most a better batching could ever win.
+    """
+    from analysis import userqueue
+    from analysis.jobs import JobStatus
+
+    broker = dramatiq.get_broker()
+    reset(url)
+    docs = given_users(url, range(1, users + 1), credits=2)
+    conn = _transaction_connection(url)
+    for _ in range(2):  # one pending and one queued job per user
+        for user in range(1, users + 1):
+            userqueue.admit(user, *docs[user], connection=conn)
+    conn.commit()
+    conn.close()
+    sql(url, "ANALYZE analysis_jobs, held_runs, citeq_messages")
+    pending = sql(url, "SELECT id, user_id, message_id FROM analysis_jobs WHERE status = 'pending' ORDER BY id")
+    batches = [pending[i:i + batch] for i in range(0, len(pending), batch)]
+
+    def per_job(step) -> float:
+        step(batches[0])  # unmeasured: the connection prepares its statements on first use
+        t0 = time.perf_counter()
+        for b in batches[1:]:
+            step(b)
+        return (time.perf_counter() - t0) / (len(pending) - len(batches[0]))
+
+    start = per_job(lambda b: userqueue.start_jobs([(job_id, message_id) for job_id, _, message_id in b],
+                                                   broker=broker))
+    complete = per_job(lambda b: userqueue.complete_jobs(
+        [userqueue.Completion(job_id, user_id, JobStatus.SUCCEEDED) for job_id, user_id, _ in b], broker=broker))
+
+    # Both jobs' messages of every user: claimed and acked the way a consumer does it, the
+    # acks of one batch written with the next claim.
+    queue_name = broker.get_actor(userqueue.ANALYZE_ACTOR).queue_name
+    claimed, _ = broker.exchange(queue_name, [], [], batch)  # unmeasured, as above
+    drained, acks = 0, [(m.row_id, m.lease_token) for m in claimed]
+    t0 = time.perf_counter()
+    while True:
+        claimed, _ = broker.exchange(queue_name, acks, [], batch)
+        if not claimed and not acks:
+            break
+        drained += len(claimed)
+        acks = [(m.row_id, m.lease_token) for m in claimed]
+    claim_ack = (time.perf_counter() - t0) / drained
+    return claim_ack * 1e6, start * 1e6, complete * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--users", type=int, default=1000, help="users of the throughput run (x5 jobs)")
@@ -226,6 +296,8 @@ def main() -> None:
     parser.add_argument("--admits", type=int, default=25, help="admissions per client thread")
     parser.add_argument("--processes", type=int, default=2, help="worker processes of the throughput run")
     parser.add_argument("--threads", type=int, default=8, help="threads per worker process")
+    parser.add_argument("--row-work-users", type=int, default=4000,
+                        help="users (one running and one queued job each) of the database-work figure")
     args = parser.parse_args()
 
     url = database("citeq_bench_queue")
@@ -257,6 +329,10 @@ def main() -> None:
     say(f"throughput, {args.users} users x 5 no-op jobs, {args.processes}x{args.threads} workers: "
         f"serialized {serialized:7.0f} jobs/s, raw broker {raw:7.0f} msg/s, ratio {ratio:.2f} "
         f"(target >= {TARGET_THROUGHPUT_RATIO:.2f})")
+    claim_ack, start, complete = bench_row_work(url, args.row_work_users, batch=128)
+    say(f"database work per job, one client, batches of 128: claim+ack {claim_ack:4.0f} us, start {start:4.0f} us, "
+        f"complete+promote+send {complete:4.0f} us: a job costs {(claim_ack + start + complete) / claim_ack:.1f}x "
+        f"a raw message")
     say("all targets met" if ok else "SOME TARGETS MISSED")
 
 
