@@ -90,34 +90,72 @@ WHERE user_id = %(user_id)s
 ORDER BY id DESC
 LIMIT %(limit)s;
 
--- job_counts_many --
--- Jobs by status (the metrics' queue depth by state).
-SELECT status::text, count(*) FROM analysis_jobs GROUP BY status;
+-- job_live_counts_many --
+-- Jobs not finished yet, by status, each from a partial index that holds only them.
+SELECT 'queued', count(*) FROM analysis_jobs WHERE status = 'queued'
+UNION ALL
+SELECT status::text, count(*) FROM analysis_jobs WHERE status IN ('pending', 'running') GROUP BY status;
 
--- job_latency_buckets_many --
--- Cumulative histogram buckets (le, waited, ran) over every started job: seconds from
--- admission to start, and from start to finish (finished jobs only). Counted in SQL so
--- that every web process reports the same monotonic numbers.
-SELECT b.le,
-       count(j.id) FILTER (WHERE extract(epoch FROM j.started_at - j.created_at) <= b.le),
-       count(j.id) FILTER (WHERE j.finished_at IS NOT NULL
-                             AND extract(epoch FROM j.finished_at - j.started_at) <= b.le)
-FROM unnest(%(buckets)s::float8[]) AS b(le)
-LEFT JOIN analysis_jobs j ON j.started_at IS NOT NULL
-GROUP BY b.le
-ORDER BY b.le;
+-- metrics_horizon_one --
+-- How far the job events are folded into metrics_totals, with which histogram bounds, and
+-- how far a fold may go now: below the xmin of this statement's snapshot, no transaction
+-- is open (a later statement's snapshot sees all their events).
+SELECT folded_below, buckets, pg_snapshot_xmin(pg_current_snapshot())::text::bigint FROM metrics_horizon;
 
--- job_latency_totals_one --
--- Count and sum of both latencies (the histograms' _count and _sum).
-SELECT count(*) FILTER (WHERE started_at IS NOT NULL),
-       coalesce(sum(extract(epoch FROM started_at - created_at)), 0)::float8,
-       count(*) FILTER (WHERE finished_at IS NOT NULL AND started_at IS NOT NULL),
-       coalesce(sum(extract(epoch FROM finished_at - started_at)) FILTER (WHERE started_at IS NOT NULL), 0)::float8
-FROM analysis_jobs;
+-- metrics_restart_one --
+-- Start the totals over (other histogram bounds, or no horizon row): the next fold takes
+-- every event.
+WITH emptied AS (DELETE FROM metrics_totals)
+INSERT INTO metrics_horizon (folded_below, buckets) VALUES (0, %(buckets)s::float8[])
+ON CONFLICT (only_row) DO UPDATE SET folded_below = 0, buckets = excluded.buckets;
 
--- job_event_counts_many --
--- Transitions by kind since the beginning (promotions, release retries, refunds, ...).
-SELECT event, count(*) FROM analysis_job_events GROUP BY event;
+-- metrics_fold_one --
+-- Under the metrics lock: fold the events of the transactions in [lo, hi) -- those that
+-- ended since the last fold, hi from metrics_horizon_one (schema/0007 says why that takes
+-- each event once) -- into the totals, and move the horizon to hi. Per event kind a count;
+-- per histogram the observations per bucket (the number of bounds below the value), their
+-- sum and count: the wait is admission to a job's first start, the run a started job's
+-- (last) start to its finish, taken when its outcome event is folded.
+WITH folded AS (
+    SELECT e.id, e.job_id, e.event, e.at FROM analysis_job_events e
+    WHERE e.xact_id >= %(lo)s AND e.xact_id < %(hi)s
+), waits AS (
+    SELECT extract(epoch FROM f.at - j.created_at)::float8 AS seconds
+    FROM folded f JOIN analysis_jobs j ON j.id = f.job_id
+    WHERE f.event = 'started'
+      AND NOT EXISTS (SELECT 1 FROM analysis_job_events p
+                      WHERE p.job_id = f.job_id AND p.id < f.id AND p.event = 'started')
+), runs AS (
+    SELECT extract(epoch FROM j.finished_at - j.started_at)::float8 AS seconds
+    FROM folded f JOIN analysis_jobs j ON j.id = f.job_id
+    WHERE f.event IN ('succeeded', 'failed') AND j.started_at IS NOT NULL AND j.finished_at IS NOT NULL
+), observed AS (
+    SELECT 'event:' || event AS name, count(*)::float8 AS value FROM folded GROUP BY event
+    UNION ALL
+    SELECT kind || ':' || (SELECT count(*) FROM unnest(%(buckets)s::float8[]) AS b(le) WHERE b.le < o.seconds),
+           count(*)
+    FROM (SELECT 'wait' AS kind, seconds FROM waits UNION ALL SELECT 'run', seconds FROM runs) AS o
+    GROUP BY 1
+    UNION ALL
+    SELECT 'wait_sum', sum(seconds) FROM waits HAVING count(*) > 0
+    UNION ALL
+    SELECT 'wait_count', count(*) FROM waits HAVING count(*) > 0
+    UNION ALL
+    SELECT 'run_sum', sum(seconds) FROM runs HAVING count(*) > 0
+    UNION ALL
+    SELECT 'run_count', count(*) FROM runs HAVING count(*) > 0
+), totals AS (
+    INSERT INTO metrics_totals (name, value)
+    SELECT name, sum(value) FROM observed GROUP BY name
+    ON CONFLICT (name) DO UPDATE SET value = metrics_totals.value + excluded.value
+), moved AS (
+    UPDATE metrics_horizon SET folded_below = %(hi)s
+)
+SELECT count(*) FROM folded;
+
+-- metrics_totals_many --
+-- The folded totals (name, value).
+SELECT name, value FROM metrics_totals;
 
 -- credit_refund_count_one --
 -- Refunds ever written.

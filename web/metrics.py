@@ -1,18 +1,17 @@
 """/metrics in the Prometheus text format, computed from Postgres at scrape time.
 
 Every number comes from the database, never from process memory, so any web process
-answers the same and a redeploy resets nothing: counters are counts of durable rows
-(job events, ledger entries), histograms are bucket counts over started jobs.
+answers the same and a redeploy resets nothing: queue figures are counts of live rows,
+counters and histograms are totals folded from the job-event audit
+(:mod:`analysis.metrics`), so a scrape costs the same however long the history.
 """
 
 from __future__ import annotations
 
 from broker import admin
 
-from analysis import db
+from analysis import db, metrics
 
-#: Histogram buckets (seconds) of both job latencies.
-BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600]
 STATUSES = ["queued", "pending", "running", "succeeded", "failed", "canceled"]
 #: Counters taken from the job event audit: (metric, event, help).
 EVENT_COUNTERS = [
@@ -57,32 +56,27 @@ def render(broker) -> str:
     w.family("citeq_workers", "gauge", "Live worker processes.")
     w.sample("citeq_workers", len(admin.workers(broker)))
 
+    jobs = metrics.job_metrics(broker)
+    w.family("citeq_analysis_jobs", "gauge", "Analysis jobs by state.")
+    for status in STATUSES:
+        w.sample("citeq_analysis_jobs", jobs.jobs_by_status.get(status, 0), state=status)
+    for name, event, help in EVENT_COUNTERS:
+        w.family(name, "counter", help)
+        w.sample(name, jobs.events.get(event, 0))
+    w.family("citeq_refunds_total", "counter", "Credits refunds written (failed or canceled jobs).")
+    w.sample("citeq_refunds_total", jobs.refunds)
+    for name, histogram, help in [
+        ("citeq_job_wait_seconds", jobs.wait, "Seconds from admission to a job's first start."),
+        ("citeq_job_run_seconds", jobs.run, "Seconds from a job's start to its finish."),
+    ]:
+        w.family(name, "histogram", help)
+        for bound, count in histogram.buckets:
+            w.sample(f"{name}_bucket", count, le=_number(bound))
+        w.sample(f"{name}_bucket", histogram.count, le="+Inf")
+        w.sample(f"{name}_sum", histogram.sum)
+        w.sample(f"{name}_count", histogram.count)
+
     with broker.connection() as conn, conn.cursor() as cur:
-        counts = dict(db.many(cur, "job_counts_many"))
-        w.family("citeq_analysis_jobs", "gauge", "Analysis jobs by state.")
-        for status in STATUSES:
-            w.sample("citeq_analysis_jobs", counts.get(status, 0), state=status)
-
-        events = dict(db.many(cur, "job_event_counts_many"))
-        for name, event, help in EVENT_COUNTERS:
-            w.family(name, "counter", help)
-            w.sample(name, events.get(event, 0))
-        w.family("citeq_refunds_total", "counter", "Credits refunds written (failed or canceled jobs).")
-        w.sample("citeq_refunds_total", db.one(cur, "credit_refund_count_one")[0])
-
-        buckets = db.many(cur, "job_latency_buckets_many", buckets=[float(b) for b in BUCKETS])
-        waited_n, waited_sum, ran_n, ran_sum = db.one(cur, "job_latency_totals_one")
-        for name, column, n, total, help in [
-            ("citeq_job_wait_seconds", 1, waited_n, waited_sum, "Seconds from admission to start."),
-            ("citeq_job_run_seconds", 2, ran_n, ran_sum, "Seconds from start to finish."),
-        ]:
-            w.family(name, "histogram", help)
-            for row in buckets:
-                w.sample(f"{name}_bucket", row[column], le=_number(float(row[0])))
-            w.sample(f"{name}_bucket", n, le="+Inf")
-            w.sample(f"{name}_sum", float(total))
-            w.sample(f"{name}_count", n)
-
         w.family("citeq_provider_calls", "gauge", "Judge provider calls used today (UTC).")
         budgets = db.many(cur, "provider_calls_many")
         for provider, used, _ in budgets:

@@ -50,6 +50,12 @@ def history(pg_server):
         INSERT INTO citeq_messages (message_id, queue_name, actor_name, state, payload, finished_at)
         SELECT 'old-' || g, 'analysis', 'analyze', 'done', '\\x7b7d', now() FROM generate_series(1, %s) g""",
           HISTORY)
+    query(conn, "INSERT INTO analysis_job_events (job_id, user_id, event) "
+                "SELECT id, user_id, e FROM analysis_jobs, unnest(ARRAY['admitted', 'started', 'succeeded']) e")
+    query(conn, "INSERT INTO credit_ledger (user_id, job_id, kind, amount) "
+                "SELECT user_id, id, 'charge', -1 FROM analysis_jobs")
+    query(conn, "INSERT INTO credit_ledger (user_id, job_id, kind, amount) "
+                "SELECT user_id, id, 'refund', 1 FROM analysis_jobs WHERE id %% 100 = 0")
     # The user's live queue: one running job, two queued; and a few messages waiting.
     query(conn, """
         INSERT INTO analysis_jobs (user_id, thesis_id, status, cost, message_id, started_at)
@@ -130,3 +136,12 @@ def test_the_check_notices_a_query_that_reads_history(history):
     """The guard itself: a count over every job is what it must catch."""
     assert history_reads(history, b"SELECT count(*) FROM analysis_jobs WHERE cost = 1") == ["Seq Scan on analysis_jobs"]
     assert history_reads(history, b"SELECT * FROM analysis_jobs WHERE cost = 1 ORDER BY id DESC LIMIT 5") != []
+
+
+def test_metrics_read_live_jobs_and_fold_only_new_events(history):
+    assert history_reads(history, analysis_statement(history, "job_live_counts_many")) == []
+    assert history_reads(history, analysis_statement(history, "credit_refund_count_one")) == []
+    folded_below = query(history, "SELECT max(xact_id) + 1 FROM analysis_job_events")[0][0]
+    statement = analysis_statement(history, "metrics_fold_one", lo=folded_below, hi=folded_below + 100,
+                                   buckets=[0.1, 1.0, 10.0])
+    assert history_reads(history, statement) == []
