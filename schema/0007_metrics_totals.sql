@@ -8,8 +8,9 @@
 -- its own snapshot, which no open transaction is. An event still being written belongs to
 -- an open transaction at or above that horizon, and the next fold takes it.
 --
--- Rows that exist when this migration runs get its own transaction (the default is
--- evaluated for each of them): the first fold after it takes the whole history, once.
+-- Rows that exist when this migration runs get its own transaction id (the default is
+-- stable, so it is evaluated once and stored as the column's value for them: no table
+-- rewrite, no long lock): the first fold after it takes the whole history, once.
 ALTER TABLE analysis_job_events
     ADD COLUMN xact_id bigint NOT NULL DEFAULT (pg_current_xact_id()::text::bigint);
 -- Transactions get their ids roughly in the order they write, so xact_id follows the
