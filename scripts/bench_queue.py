@@ -242,8 +242,8 @@ def bench_row_work(url: str, users: int, batch: int) -> tuple[float, float, floa
     claiming and acking a message (what the raw drain does per message), of starting a
     job, and of completing it (finish, promote the user's next job, send its message).
 
-    Batches this large spread each statement's fixed cost over many jobs, so what is left
-    is the work on the rows themselves: the most a better batching could ever win.
+    Batches of 128 spread each statement's fixed cost over many jobs, so what is left is
+    the work on the rows themselves: what no batching can remove.
     """
     from analysis import userqueue
     from analysis.jobs import JobStatus
