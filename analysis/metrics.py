@@ -18,7 +18,7 @@ from . import db
 #: Histogram bounds (seconds) of both job latencies. Other bounds make the next fold
 #: start the totals over from the first event (once).
 BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600)
-#: The advisory-lock scope that serializes folds (two scrapes at once fold once).
+#: The advisory-lock scope of a fold (two scrapes at once fold once).
 LOCK_SCOPE = "metrics_fold"
 
 
@@ -48,10 +48,13 @@ def fold(broker) -> int:
 
 
 def fold_in(cur) -> int:
-    """:func:`fold` inside the caller's transaction: it holds the metrics lock until it
-    ends, so a second fold waits and then starts from where this one left off."""
+    """:func:`fold` inside the caller's transaction, which holds the metrics lock until it
+    ends. A fold that finds the lock taken folds nothing and returns 0 at once: the running
+    one's totals come with its commit, and scrapes do not pile up behind a long fold (the
+    first after an upgrade takes the whole history)."""
     bounds = [float(b) for b in BUCKETS]
-    locks.xact_lock(cur, LOCK_SCOPE, 0)
+    if not locks.try_xact_lock(cur, LOCK_SCOPE, 0):
+        return 0
     horizon = db.one(cur, "metrics_horizon_one")
     if horizon is None or list(horizon[1]) != bounds:
         db.one(cur, "metrics_restart_one", buckets=bounds)

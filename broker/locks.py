@@ -31,6 +31,12 @@ def xact_lock(cursor, scope: str, identity: object) -> None:
     cursor.execute(xact_lock_text(cursor, scope, identity))
 
 
+def try_xact_lock(cursor, scope: str, identity: object) -> bool:
+    """:func:`xact_lock` if no other transaction holds it, without waiting; whether taken."""
+    cursor.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (lock_name(scope, identity),))
+    return cursor.fetchone()[0]
+
+
 def xact_lock_text(cursor, scope: str, identity: object) -> bytes:
     """The statement :func:`xact_lock` runs, to send ahead of another in one round trip
     (each statement of a multi-statement string gets its own snapshot, so the one after
