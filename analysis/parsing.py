@@ -23,21 +23,20 @@ import os
 import re
 from collections.abc import Sequence
 
-from . import db
+from . import db, messages
 from .chunking import split_passages
 from .citations import DOI_PATTERN, _find_doi
 from .embeddings import embedder_for
 from .judges import ProviderError
 from .pdftext import ParseError, extract_pages
 from .settings import PipelineSettings
-from .userqueue import _broker
 
 logger = logging.getLogger(__name__)
 
 
 def parse_job(parse_job_id: int, *, broker=None, settings: PipelineSettings | None = None) -> str | None:
     """Parse every unfinished item of the job; its terminal status (None if it had ended)."""
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     settings = settings or PipelineSettings.from_env()
     row = db.one_on(broker, "parse_job_start_one", job_id=parse_job_id)
     if row is None:
@@ -50,7 +49,7 @@ def parse_job(parse_job_id: int, *, broker=None, settings: PipelineSettings | No
 
 def finish_job(parse_job_id: int, *, broker=None) -> str | None:
     """End the job if no item is left to parse; its terminal status, or None."""
-    row = db.one_on(_broker(broker), "parse_job_finish_one", job_id=parse_job_id)
+    row = db.one_on(messages.broker_or_global(broker), "parse_job_finish_one", job_id=parse_job_id)
     if row is not None:
         logger.info("parse job finished", extra={"action": "parse_job_finished", "parse_job_id": parse_job_id,
                                                  "status": row[0]})

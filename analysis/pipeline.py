@@ -30,7 +30,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from . import budget, db
+from . import budget, db, messages
 from .citations import Citation, SourceInfo, extract_citations, match_sources
 from .jobs import Job, JobStatus
 from .embeddings import OpenAIEmbedder, embedder_for
@@ -41,7 +41,7 @@ from .ratelimits import PostgresRateLimiterBackend, provider_concurrency
 from .retrieval import FUSION_DEPTH, Hit, fuse_ranks
 from .settings import PipelineSettings, QueueSettings
 from .sources import SourceStore, document_index, store_for
-from .userqueue import DEFERRED, _broker, finish_locked, plugin, user_lock
+from .userqueue import DEFERRED, finish_locked, plugin, user_lock
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def run_analysis(job: Job, settings: QueueSettings | None = None, *, broker=None
     actors set it as the default). Returns None when nothing is left to judge, so the
     queue's middleware completes the job at once.
     """
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     done, pending = db.one_on(broker, "job_extraction_one", job_id=job.id)
     if done:
         return DEFERRED if pending else None
@@ -92,7 +92,7 @@ def run_analysis(job: Job, settings: QueueSettings | None = None, *, broker=None
 def extract(job: Job, *, broker=None) -> int:
     """Find the thesis's citations, persist them, send their judge messages (one
     transaction); the number left to judge. A second call for the job sends nothing."""
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     pages = [Page(number=p, text=t) for p, t in
              db.many_on(broker, "document_pages_many", user_id=job.user_id, document_id=job.thesis_id)]
     citations = extract_citations(pages)
@@ -101,15 +101,15 @@ def extract(job: Job, *, broker=None) -> int:
              for s in sources]
     matched = {o: (int(s) if s is not None else None) for o, s in match_sources(citations, infos).items()}
     carried = _carried_verdicts(job, citations, matched, broker) if job.is_delta else {}
-    rows, messages = _citation_rows(job, citations, matched, carried, broker)
-    pending = len(messages)
+    rows, judge_messages = _citation_rows(job, citations, matched, carried, broker)
+    pending = len(judge_messages)
     with broker.transaction() as cur:
         if db.one(cur, "job_extracted_one", job_id=job.id, total=len(citations), pending=pending,
                   retrieval_mode=retrieval_mode(cur, job.id)) is None:
             return db.one(cur, "job_extraction_one", job_id=job.id)[1] or 0
         db.one(cur, "citations_insert", job_id=job.id, user_id=job.user_id, **rows)
-        if messages:
-            broker.enqueue_many(messages)
+        if judge_messages:
+            broker.enqueue_many(judge_messages)
     logger.info("citations extracted", extra={"action": "citations_extracted", "job_id": job.id,
                                               "user_id": job.user_id, "citations": len(citations),
                                               "to_judge": pending, "carried_over": len(carried)})
@@ -128,7 +128,7 @@ def _citation_rows(job: Job, citations: list[Citation], matched: dict[int, int |
     """Column arrays for ``citations_insert`` and the judge messages to send."""
     actor = broker.get_actor(JUDGE_ACTOR)
     cols: dict[str, list] = defaultdict(list)
-    messages = []
+    judge_messages = []
     for c in citations:
         source = matched[c.ordinal]
         verdict = None
@@ -140,7 +140,7 @@ def _citation_rows(job: Job, citations: list[Citation], matched: dict[int, int |
         message_id = None
         if verdict is None:
             message = actor.message(job.id, c.ordinal)
-            messages.append(message)
+            judge_messages.append(message)
             message_id = message.message_id
         carried_from, v, confidence, evidence, evidence_page, rationale = verdict or (None,) * 6
         for name, value in (
@@ -152,7 +152,7 @@ def _citation_rows(job: Job, citations: list[Citation], matched: dict[int, int |
             ("rationales", rationale), ("carried_from_ids", carried_from),
         ):
             cols[name].append(value)
-    return dict(cols), messages
+    return dict(cols), judge_messages
 
 
 def _carried_verdicts(job: Job, citations: list[Citation], matched: dict[int, int | None],
@@ -216,7 +216,7 @@ def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | Non
                    embedder: OpenAIEmbedder | None = None) -> str:
     """Judge one citation (idempotent); what happened: ``judged``, ``completed`` (this was
     the last verdict and the job finished), or ``skipped`` (judged already, job ended)."""
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     settings = settings or PipelineSettings.from_env()
     row = db.one_on(broker, "citation_to_judge_one", job_id=job_id, ordinal=ordinal)
     if row is None:
@@ -273,7 +273,7 @@ def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id
 
 def record_verdict(job_id: int, ordinal: int, user_id: int, judgement: Judgement, *, broker=None) -> str:
     """Write the verdict once; the writer of the last one completes the job, same transaction."""
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
         # The user's lock first, as complete_job takes it: no lock-order deadlock with it.
         user_lock(cur, user_id)
@@ -330,5 +330,5 @@ def judge_for(settings: PipelineSettings) -> Judge:
 def citations(user_id: int, job_id: int, *, broker=None) -> list[CitationView]:
     """The citations of the user's job with their verdicts, in reading order."""
     cols = list(CitationView.model_fields)
-    rows = db.many_on(_broker(broker), "citations_of_job_many", job_id=job_id, user_id=user_id)
+    rows = db.many_on(messages.broker_or_global(broker), "citations_of_job_many", job_id=job_id, user_id=user_id)
     return [CitationView(**dict(zip(cols, r))) for r in rows]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from . import db, parsing
+from . import db, messages, parsing
 from .jobs import RELEASE_TIMEOUT, WORKER_LOST, JobStatus
 from .pipeline import JUDGE_ACTOR
 from .ratelimits import PostgresRateLimiterBackend
@@ -19,9 +19,6 @@ from .uploads import PARSE_ACTOR
 from .userqueue import (
     ANALYZE_ACTOR,
     PROMOTE_ACTOR,
-    _broker,
-    _new_message_id,
-    _send,
     complete_job,
     finish_locked,
     user_lock,
@@ -35,12 +32,12 @@ JUDGE_FAILED = "judge_failed"
 
 def resume(*, broker=None, settings: QueueSettings | None = None) -> dict[str, int]:
     """Promote users whose queue stalled; re-send pending jobs whose message is missing."""
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     settings = settings or QueueSettings.from_env()
     stalled = db.many_on(broker, "user_stalled_many", limit=settings.sweep_batch)
     for user_id, oldest in stalled:
         # One promotion per stalled (user, oldest job), however many sweeps notice it.
-        _send(broker, PROMOTE_ACTOR, args=(user_id,), idempotency_key=f"promote:{user_id}:{oldest}")
+        messages.send(broker, PROMOTE_ACTOR, args=(user_id,), idempotency_key=f"promote:{user_id}:{oldest}")
     lost = db.many_on(broker, "job_pending_without_message_many", limit=settings.sweep_batch)
     resent = _resend_each(broker, lost, "job_resend_one", ANALYZE_ACTOR)
     if stalled or resent:
@@ -55,7 +52,7 @@ def stall(*, broker=None, settings: QueueSettings | None = None, now: datetime |
     message died fail with ``worker_lost`` (refunded), and their user's queue moves on.
     Parse jobs and citations whose message was lost or died get a new one (or, for a
     citation dispatched too often, the job fails with ``judge_failed``)."""
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     settings = settings or QueueSettings.from_env()
     pipeline_settings = pipeline_settings or PipelineSettings.from_env()
     reaped = broker.reap(now=now, limit=settings.sweep_batch)
@@ -78,10 +75,10 @@ def _resend_each(broker, rows, resend_query: str, actor: str) -> int:
     resent = 0
     for job_id, old_message_id in rows:
         with broker.transaction() as cur:
-            message_id = _new_message_id()
+            message_id = messages.new_message_id()
             if db.one(cur, resend_query, job_id=job_id, message_id=message_id,
                       old_message_id=old_message_id) is not None:
-                _send(broker, actor, args=(job_id,), message_id=message_id)
+                messages.send(broker, actor, args=(job_id,), message_id=message_id)
                 resent += 1
     return resent
 
@@ -122,7 +119,7 @@ def expire_blobs(*, broker=None, settings: QueueSettings | None = None, now: dat
     """Blob TTL (hourly): staged bytes older than ``blob_ttl_seconds`` are dropped and their
     items fail; parse jobs left with nothing to parse end. Terminal transitions drop bytes
     first; this is the safety net."""
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     settings = settings or QueueSettings.from_env()
     pipeline_settings = pipeline_settings or PipelineSettings.from_env()
     rows = db.many_on(broker, "parse_items_expire_many", now=now, ttl_seconds=pipeline_settings.blob_ttl_seconds,
@@ -137,13 +134,13 @@ def expire_blobs(*, broker=None, settings: QueueSettings | None = None, now: dat
 def retry_releases(*, broker=None, settings: QueueSettings | None = None,
                    now: datetime | None = None) -> dict[str, int]:
     """Retry held-run releases that are due; after the window, fail with ``release_timeout``."""
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     settings = settings or QueueSettings.from_env()
     retried = expired = 0
     for job_id, user_id in db.many_on(broker, "held_run_due_many", now=now, limit=settings.sweep_batch):
         with broker.transaction() as cur:
             user_lock(cur, user_id)
-            message_id = _new_message_id()
+            message_id = messages.new_message_id()
             row = db.one(cur, "held_run_claim_retry_one", job_id=job_id, now=now, message_id=message_id,
                          redispatch_seconds=settings.release_redispatch_seconds)
             if row is None:
@@ -151,6 +148,6 @@ def retry_releases(*, broker=None, settings: QueueSettings | None = None,
             if row[0]:
                 expired += finish_locked(cur, broker, job_id, user_id, JobStatus.FAILED, RELEASE_TIMEOUT)
             else:
-                _send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+                messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
                 retried += 1
     return {"retried": retried, "expired": expired}

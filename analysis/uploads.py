@@ -19,10 +19,9 @@ from pydantic import BaseModel, Field
 
 from broker import locks
 
-from . import db
+from . import db, messages
 from .errors import AnalysisError
 from .settings import PipelineSettings
-from .userqueue import _broker, _new_message_id, _send
 
 logger = logging.getLogger(__name__)
 
@@ -166,12 +165,12 @@ class ParseJobView(BaseModel):
 
 def create_session(user_id: int, *, broker=None) -> int:
     """A new, empty upload session of the user; its id."""
-    return db.one_on(_broker(broker), "upload_session_create_one", user_id=user_id)[0]
+    return db.one_on(messages.broker_or_global(broker), "upload_session_create_one", user_id=user_id)[0]
 
 
 def reset_session(user_id: int, session_id: int, *, broker=None) -> int:
     """Unlink every source of the user's session (an explicit reset); how many were linked."""
-    row = db.one_on(_broker(broker), "session_reset_one", user_id=user_id, session_id=session_id)
+    row = db.one_on(messages.broker_or_global(broker), "session_reset_one", user_id=user_id, session_id=session_id)
     if row is None:
         raise UnknownSession(session_id=session_id)
     return row[0]
@@ -179,7 +178,7 @@ def reset_session(user_id: int, session_id: int, *, broker=None) -> int:
 
 def session_documents(user_id: int, session_id: int, *, broker=None) -> list[tuple[int, str, str]]:
     """(document id, kind, filename) of the session's parsed documents, oldest first."""
-    rows = db.many_on(_broker(broker), "session_documents_many", user_id=user_id, session_id=session_id)
+    rows = db.many_on(messages.broker_or_global(broker), "session_documents_many", user_id=user_id, session_id=session_id)
     return [(r[0], r[1], r[2]) for r in rows if r[3] == "parsed"]
 
 
@@ -194,12 +193,12 @@ def stage_upload(user_id: int, files: list[UploadFile], *, session_id: int | Non
     :class:`UploadError` subclass naming the limit that refused the upload; nothing is
     staged then.
     """
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     settings = settings or PipelineSettings.from_env()
     files = [f if isinstance(f, UploadFile) else UploadFile.model_validate(f) for f in files]
     _check_files(files, settings)
     total = sum(len(f.data) for f in files)
-    message_id = _new_message_id()
+    message_id = messages.new_message_id()
     with broker.transaction() as cur:
         locks.xact_lock(cur, LOCK_SCOPE, int(user_id))
         if session_id is None:
@@ -216,7 +215,7 @@ def stage_upload(user_id: int, files: list[UploadFile], *, session_id: int | Non
             filenames=[f.filename for f in files], kinds=[f.kind for f in files], dois=[f.doi for f in files],
             sha256s=[hashlib.sha256(f.data).hexdigest() for f in files], datas=[f.data for f in files],
         )[0]
-        _send(broker, PARSE_ACTOR, args=(job_id,), message_id=message_id)
+        messages.send(broker, PARSE_ACTOR, args=(job_id,), message_id=message_id)
     logger.info("upload staged", extra={"action": "upload_staged", "user_id": user_id, "parse_job_id": job_id,
                                         "files": len(files), "bytes": total})
     return StagedUpload(parse_job_id=job_id, session_id=session_id, files=len(files), bytes=total,
@@ -240,7 +239,7 @@ def _check_files(files: list[UploadFile], settings: PipelineSettings) -> None:
 def parse_status(user_id: int, parse_job_id: int, *, broker=None,
                  settings: PipelineSettings | None = None) -> ParseJobView:
     """The parse job and its items, as the user may see them; UnknownParseJob otherwise."""
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     row = db.one_on(broker, "parse_job_get_one", job_id=parse_job_id, user_id=user_id)
     if row is None:
         raise UnknownParseJob(parse_job_id=parse_job_id)
@@ -261,6 +260,6 @@ def parse_worker_online(*, broker=None, settings: PipelineSettings | None = None
 def workers_serving(queue_name: str, *, broker=None, settings: PipelineSettings | None = None) -> list[str]:
     """Ids of the worker processes serving ``queue_name`` that were heard from recently."""
     settings = settings or PipelineSettings.from_env()
-    rows = db.many_on(_broker(broker), "workers_serving_queue_many", queue_name=queue_name,
+    rows = db.many_on(messages.broker_or_global(broker), "workers_serving_queue_many", queue_name=queue_name,
                       stale_seconds=settings.worker_stale_seconds)
     return [r[0] for r in rows]

@@ -17,18 +17,16 @@ import json
 import logging
 import re
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import dramatiq
 import psycopg2.errors
 from pydantic import BaseModel, Field
 
 from broker import locks
 
-from . import credits, db
+from . import credits, db, messages
 from .errors import (
     BudgetExhausted,
     DocumentNotReady,
@@ -94,11 +92,7 @@ def user_lock_text(cur, user_id: int) -> bytes:
     return locks.xact_lock_text(cur, LOCK_SCOPE, int(user_id))
 
 
-# -- transactions and messages ------------------------------------------------------------
-
-
-def _broker(broker) -> dramatiq.Broker:
-    return broker if broker is not None else dramatiq.get_broker()
+# -- transactions ------------------------------------------------------------------------
 
 
 @contextmanager
@@ -112,17 +106,6 @@ def _transaction(broker, connection=None) -> Iterator:
         raise ValueError("admit(connection=...) needs a connection in a transaction, not autocommit")
     with broker.bind(connection), connection.cursor() as cur:
         yield cur
-
-
-def _send(broker, actor_name: str, *, args: tuple, message_id: str | None = None, **options) -> None:
-    message = broker.get_actor(actor_name).message_with_options(args=args, **options)
-    if message_id is not None:
-        message = message.copy(message_id=message_id)
-    broker.enqueue(message)
-
-
-def _new_message_id() -> str:
-    return str(uuid.uuid4())
 
 
 # -- admission ------------------------------------------------------------------------------
@@ -148,7 +131,7 @@ def admit(
     synchronously, leaving no job, no held run and no charge behind. A repeated
     ``idempotency_key`` returns the first admission (``created=False``).
     """
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     settings = settings or QueueSettings.from_env()
     options = options or {}
     encoded = json.dumps(options, separators=(",", ":"))
@@ -172,7 +155,7 @@ def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id:
         # Checked before the lock, raised after it: a repeated idempotency key wins, and the
         # errors keep their order (user, credits, then these, then queue and budget).
         refusal = _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id)
-        message_id = _new_message_id()
+        message_id = messages.new_message_id()
         # The lock and the statement that decides go in one round trip: the lock is held
         # from its grant to the commit, and that window is what concurrent admits of one
         # user queue behind.
@@ -188,7 +171,7 @@ def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id:
             raise _refusal(user_id, delta_of_job_id, balance, active_jobs, budget_exhausted, refusal, settings)
         credits.charge_at_commit(broker, cur, user_id, job_id, settings.job_cost)
         if status == JobStatus.PENDING:
-            _send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+            messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
     logger.info("analysis admitted", extra={"action": "job_admitted", "job_id": job_id, "user_id": user_id,
                                             "status": status, "delta_of_job_id": delta_of_job_id})
     return Admission(job_id=job_id, status=JobStatus(status), created=True)
@@ -240,11 +223,11 @@ def _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id) -> Ex
 
 def _promote_next(cur, broker, user_id: int, via: str) -> int | None:
     """Inside the user's lock and the caller's transaction: promote and send the next job."""
-    message_id = _new_message_id()
+    message_id = messages.new_message_id()
     row = db.one(cur, "job_promote_next_one", user_id=user_id, message_id=message_id, via=via)
     if row is None:
         return None
-    _send(broker, ANALYZE_ACTOR, args=(row[0],), message_id=message_id)
+    messages.send(broker, ANALYZE_ACTOR, args=(row[0],), message_id=message_id)
     logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": row[0], "user_id": user_id,
                                             "via": via})
     return row[0]
@@ -259,7 +242,7 @@ def _send_all(broker, jobs: Sequence[tuple[int, str]]) -> None:
 
 def promote(user_id: int, *, via: str = "promote", broker=None) -> int | None:
     """Promote the user's oldest queued job if nothing of theirs is pending or running."""
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
         user_lock(cur, user_id)
         return _promote_next(cur, broker, user_id, via)
@@ -284,7 +267,7 @@ def start_jobs(starts: Sequence[tuple[int, str]], *, broker=None,
     """:func:`start_job` for many (job id, message id) pairs in one statement, in order."""
     settings = settings or QueueSettings.from_env()
     ordered = sorted(starts)  # rows are locked in id order: two batches cannot deadlock
-    rows = db.many_on(_broker(broker), "job_start_many", job_ids=[s[0] for s in ordered],
+    rows = db.many_on(messages.broker_or_global(broker), "job_start_many", job_ids=[s[0] for s in ordered],
                       message_ids=[s[1] for s in ordered], release=not settings.release_check)
     by_message = {(row[0], row[6]): row for row in rows}
     started: list[tuple[Job, str] | None] = []
@@ -308,7 +291,7 @@ def run_job(job: Job, held_status: str, *, broker=None, settings: QueueSettings 
     Raises :class:`ReleaseDeferred` when the release failed transiently (the
     release-retry sweeper tries again) or the held run is no longer releasable.
     """
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     settings = settings or QueueSettings.from_env()
     if held_status == "held":
         _release(job, broker, settings)
@@ -332,7 +315,7 @@ def defer_release(job_id: int, error: str, *, now=None, broker=None, settings: Q
     """Record a failed release and schedule its retry; (attempts, next attempt at) or None."""
     settings = settings or QueueSettings.from_env()
     row = db.one_on(
-        _broker(broker), "held_run_defer_one", job_id=job_id, error=error[:500], now=now,
+        messages.broker_or_global(broker), "held_run_defer_one", job_id=job_id, error=error[:500], now=now,
         window_seconds=settings.release_window_seconds, backoff_base=settings.release_backoff_base,
         backoff_cap=settings.release_backoff_cap,
     )
@@ -360,7 +343,7 @@ def complete_job(job_id: int, outcome: JobStatus | str, *, reason: str | None = 
     This is the hook the pipeline calls when it finishes a job itself. Returns False when
     the job was not running (finished already): completing twice is harmless.
     """
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     if user_id is None:
         row = db.one_on(broker, "job_get_one", job_id=job_id, user_id=None)
         if row is None:
@@ -376,7 +359,7 @@ def complete_jobs(completions: Sequence[Completion], *, broker=None) -> list[boo
     One statement finishes every job and promotes each freed user's next; the users' locks
     are taken in one order, so two batches that share users cannot deadlock.
     """
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
         return finish_many_locked(cur, broker, completions,
                                   lock=locks.xact_lock_many_text(cur, LOCK_SCOPE, [c.user_id for c in completions]))
@@ -424,7 +407,7 @@ def finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock: 
 
 def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
     """Cancel a queued or pending job: refund its credit; the user's queue moves on."""
-    broker = _broker(broker)
+    broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
         row = db.one(cur, "job_get_one", job_id=job_id, user_id=user_id)
         if row is None:
