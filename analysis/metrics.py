@@ -33,6 +33,7 @@ class Histogram:
 
 @dataclass(frozen=True)
 class JobMetrics:
+    #: Every status, finished or not (0 when there are none).
     jobs_by_status: dict[str, int]
     events: dict[str, int]
     refunds: int
@@ -76,7 +77,7 @@ def job_metrics(broker) -> JobMetrics:
     # Finished jobs are counted by their outcome events: each job has at most one.
     finished = {status: events.get(status, 0) for status in ("succeeded", "failed", "canceled")}
     return JobMetrics(
-        jobs_by_status={"queued": 0, "pending": 0, "running": 0, **live, **finished},
+        jobs_by_status={**dict.fromkeys(("queued", "pending", "running"), 0), **live, **finished},
         events=events,
         refunds=refunds,
         wait=_histogram(totals, "wait"),

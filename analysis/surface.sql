@@ -129,21 +129,18 @@ WITH folded AS (
     SELECT extract(epoch FROM j.finished_at - j.started_at)::float8 AS seconds
     FROM folded f JOIN analysis_jobs j ON j.id = f.job_id
     WHERE f.event IN ('succeeded', 'failed') AND j.started_at IS NOT NULL AND j.finished_at IS NOT NULL
+), observations AS (
+    SELECT 'wait' AS kind, seconds FROM waits UNION ALL SELECT 'run', seconds FROM runs
 ), observed AS (
     SELECT 'event:' || event AS name, count(*)::float8 AS value FROM folded GROUP BY event
     UNION ALL
     SELECT kind || ':' || (SELECT count(*) FROM unnest(%(buckets)s::float8[]) AS b(le) WHERE b.le < o.seconds),
            count(*)
-    FROM (SELECT 'wait' AS kind, seconds FROM waits UNION ALL SELECT 'run', seconds FROM runs) AS o
-    GROUP BY 1
+    FROM observations o GROUP BY 1
     UNION ALL
-    SELECT 'wait_sum', sum(seconds) FROM waits HAVING count(*) > 0
+    SELECT kind || '_sum', sum(seconds) FROM observations GROUP BY kind
     UNION ALL
-    SELECT 'wait_count', count(*) FROM waits HAVING count(*) > 0
-    UNION ALL
-    SELECT 'run_sum', sum(seconds) FROM runs HAVING count(*) > 0
-    UNION ALL
-    SELECT 'run_count', count(*) FROM runs HAVING count(*) > 0
+    SELECT kind || '_count', count(*) FROM observations GROUP BY kind
 ), totals AS (
     INSERT INTO metrics_totals (name, value)
     SELECT name, sum(value) FROM observed GROUP BY name

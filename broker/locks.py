@@ -23,6 +23,7 @@ def lock_name(scope: str, identity: object) -> str:
 
 
 _XACT_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%(name)s, 0))"
+_TRY_XACT_LOCK = "SELECT pg_try_advisory_xact_lock(hashtextextended(%(name)s, 0))"
 _XACT_LOCK_MANY = "SELECT count(pg_advisory_xact_lock(hashtextextended(name, 0))) FROM unnest(%(names)s::text[]) AS name"
 
 
@@ -33,7 +34,7 @@ def xact_lock(cursor, scope: str, identity: object) -> None:
 
 def try_xact_lock(cursor, scope: str, identity: object) -> bool:
     """:func:`xact_lock` if no other transaction holds it, without waiting; whether taken."""
-    cursor.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (lock_name(scope, identity),))
+    cursor.execute(_TRY_XACT_LOCK, {"name": lock_name(scope, identity)})
     return cursor.fetchone()[0]
 
 

@@ -59,7 +59,7 @@ def render(broker) -> str:
     jobs = metrics.job_metrics(broker)
     w.family("citeq_analysis_jobs", "gauge", "Analysis jobs by state.")
     for status in STATUSES:
-        w.sample("citeq_analysis_jobs", jobs.jobs_by_status.get(status, 0), state=status)
+        w.sample("citeq_analysis_jobs", jobs.jobs_by_status[status], state=status)
     for name, event, help in EVENT_COUNTERS:
         w.family(name, "counter", help)
         w.sample(name, jobs.events.get(event, 0))
