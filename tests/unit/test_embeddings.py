@@ -13,12 +13,6 @@ from tests.fakes.openai_server import EMBEDDING_DIM, FakeChatServer, fake_embedd
 
 
 @pytest.fixture
-def server():
-    with FakeChatServer() as fake:
-        yield fake
-
-
-@pytest.fixture
 def embedder(server):
     with OpenAIEmbedder(base_url=server.base_url, model="embed-model", api_key="sk-test", timeout=5,
                         batch_size=2) as embedder:

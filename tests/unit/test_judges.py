@@ -23,7 +23,6 @@ from analysis.judges import (
     source_missing_judgement,
 )
 from analysis.retrieval import Hit
-from tests.fakes.openai_server import FakeChatServer
 
 
 def _hits(*texts: str) -> list[Hit]:
@@ -105,12 +104,6 @@ def test_source_missing_judgement_names_the_citation():
 
 
 # --- OpenAI-compatible judge against the fake server -------------------------
-
-
-@pytest.fixture
-def server():
-    with FakeChatServer() as fake:
-        yield fake
 
 
 @pytest.fixture
