@@ -40,6 +40,8 @@ class Verdict(str, Enum):
     partially_supported = "partially_supported"
     #: the source does not state the claim, or contradicts it
     not_supported = "not_supported"
+    #: the evidence does not decide it: a reader should look at the best passage
+    uncertain = "uncertain"
     #: no uploaded source matches the citation
     source_missing = "source_missing"
 
