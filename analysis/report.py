@@ -253,7 +253,7 @@ def verdict_table(report: Report, *, claim_width: int = 70) -> str:
     rows = [[str(c.number), label(c.verdict_key), "" if c.confidence is None else f"{c.confidence:.2f}",
              c.marker, c.source_filename or NONE, "" if c.evidence_page is None else str(c.evidence_page),
              _clip(c.claim, claim_width)] for c in report.citations]
-    headers = ["#", "verdict", "conf", "marker", "source", "p.", "claim"]
+    headers = ["#", "verdict", "conf", "marker", "source", "src p.", "claim"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
@@ -293,11 +293,12 @@ table { width: 100%; border-collapse: collapse; table-layout: fixed; }
 thead { display: table-header-group; }
 tr { break-inside: avoid; page-break-inside: avoid; }
 th, td { text-align: left; vertical-align: top; padding: .3rem .35rem; border-bottom: .5pt solid #bbb;
-         overflow-wrap: anywhere; }
+         overflow-wrap: break-word; }
 th { background: #eee; font-weight: 600; }
 .counts td, .counts th { text-align: center; }
-.citations col.n { width: 2.2rem; } .citations col.claim { width: 24%; } .citations col.source { width: 15%; }
-.citations col.verdict { width: 11%; } .citations col.evidence { width: 25%; }
+.counts th { background: none; }
+.citations col.n { width: 2rem; } .citations col.claim { width: 24%; } .citations col.source { width: 15%; }
+.citations col.verdict { width: 13%; } .citations col.evidence { width: 27%; }
 .marker { font-weight: 600; }
 .page, .how, .ref, .confidence, .carried, .evidence-page { color: #555; font-size: 8.5pt; }
 .claim p, blockquote { margin: .1rem 0; }
@@ -313,7 +314,7 @@ blockquote { border-left: 2pt solid #bbb; padding-left: .35rem; font-style: ital
 .muted { color: #777; }
 footer { margin-top: 1rem; color: #777; font-size: 8pt; }
 @media print {
-  body { padding: 0; max-width: none; font-size: 9pt; }
+  body { padding: 0; max-width: none; font-size: 8.5pt; }
   .badge, th { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 """
@@ -327,6 +328,7 @@ def render_html(report: Report) -> str:
     e = lambda v: html.escape("" if v is None else str(v), quote=True)  # noqa: E731
     j, t = report.job, report.thesis
     title = f"Citation report — {t.filename} (job {j.id})"
+    counts = {k: n for k, n in report.counts.items() if k != PENDING or n}  # pending only while some are
     facts = [("Job", f"{j.id}" + (f" (re-check of job {j.delta_of})" if j.delta_of else "")),
              ("Status", j.status + (f": {j.error}" if j.error else "")),
              ("Judge", j.judge or NONE), ("Retrieval", j.retrieval_mode or NONE),
@@ -341,9 +343,9 @@ def render_html(report: Report) -> str:
         + (f" · {e(t.pages)} pages" if t.pages else "") + "</p>\n",
         '<dl class="facts">' + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in facts) + "</dl>\n</header>\n",
         '<h2>Verdicts</h2>\n<table class="counts"><thead><tr>',
-        "".join(f'<th class="v-{e(k)}"><span class="badge">{e(label(k))}</span></th>' for k in report.counts),
+        "".join(f'<th class="v-{e(k)}"><span class="badge">{e(label(k))}</span></th>' for k in counts),
         "</tr></thead><tbody><tr>",
-        "".join(f'<td id="count-{e(k)}">{n}</td>' for k, n in report.counts.items()),
+        "".join(f'<td id="count-{e(k)}">{n}</td>' for k, n in counts.items()),
         "</tr></tbody></table>\n",
         _sources_html(report, e),
         _citations_html(report, e),
@@ -371,8 +373,8 @@ def _citations_html(report: Report, e) -> str:
     for c in report.citations:
         key = c.verdict_key
         if c.source_document_id is not None:
-            source = (f"{e(c.source_filename)}" + (f'<div class="ref">{e(c.reference)}</div>' if c.reference else "")
-                      + f'<div class="how">matched by {e(c.match_method or NONE)}</div>')
+            # The reference it resolved through is in the sources table; unresolved ones show theirs here.
+            source = f'{e(c.source_filename)}<div class="how">matched by {e(c.match_method or NONE)}</div>'
         else:
             source = ('<span class="unresolved">not resolved</span>'
                       + (f'<div class="ref">{e(c.reference)}</div>' if c.reference else "")
