@@ -142,3 +142,44 @@ def test_upload_form_parses_files_starts_an_analysis_and_opens_its_report(server
     wait_for(lambda: len(shown_rows(browser)) == total > 0, message="every citation shown")
     assert query(conn, "SELECT filename FROM documents WHERE id = (SELECT thesis_id FROM analysis_jobs "
                        "WHERE id = %s)", job_id) == [("thesis_urban_heat.pdf",)]
+
+
+def test_a_delta_recheck_starts_from_the_report_after_uploading_a_corrected_source(
+        server, browser, queue_broker, conn, tmp_path):  # noqa: F811
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.select import Select
+
+    from tests.integration.conftest import SAMPLES, running_worker
+
+    session, docs = parsed_session(queue_broker, conn, 1)
+    sources = [docs[n] for n in ("okafor_lindqvist_2019.pdf", "hartmann_2020_feedback.pdf",
+                                 "mueller_2021_spaced_homework.txt")]
+    base = start_analysis(conn, queue_broker, 1, docs[THESIS], sources)
+    judge_all(conn, base, queue_broker)
+    corrected = tmp_path / "mueller_2021_spaced_homework_v2.txt"
+    corrected.write_bytes((SAMPLES / "mueller_2021_spaced_homework.txt").read_bytes() + b"\n\nA corrected remark.\n")
+
+    open_report(browser, server, accounts.mint_token(queue_broker, 1), base)
+    wait_for(lambda: js(browser, "return document.getElementById('delta-replace').options.length") == 4,
+             message="the job's sources offered for replacement")
+    with running_worker(queue_broker, threads=4):
+        Select(browser.find_element(By.ID, "delta-replace")).select_by_value(
+            str(docs["mueller_2021_spaced_homework.txt"]))
+        browser.find_element(By.ID, "delta-file").send_keys(str(corrected))
+        js(browser, "document.querySelector('#delta-form button[type=submit]').click()")
+        delta = wait_for(lambda: query(conn, "SELECT id FROM analysis_jobs WHERE delta_of_job_id = %s", base),
+                         message="delta re-check admitted")[0][0]
+        wait_for(lambda: js(browser, "return document.getElementById('report-view').dataset.job") == str(delta),
+                 message="the re-check's report opened")
+        wait_for(lambda: js(browser, "return document.getElementById('report-view').dataset.status") == "succeeded",
+                 message="the re-check finished on the open report")
+    new_source = query(conn, "SELECT id FROM documents WHERE filename = %s", corrected.name)[0][0]
+    assert sorted(r[0] for r in query(conn, "SELECT document_id FROM analysis_job_documents WHERE job_id = %s "
+                                            "AND document_id <> %s", delta, docs[THESIS])) == sorted(
+        [*sources[:2], new_source])
+    carried = {f"cit-{o + 1}" for (o,) in query(conn, "SELECT ordinal FROM job_citations WHERE job_id = %s "
+                                                      "AND carried_from_id IS NOT NULL", delta)}
+    assert carried  # the unchanged claims and sources kept their verdicts
+    wait_for(lambda: {r["id"] for r in js(browser, "return [...document.querySelectorAll('#citations tr.citation')]"
+                                                   ".filter(r => r.querySelector('.carried')).map(r => ({id: r.id}))")}
+             == carried, message="carried-over verdicts marked")
