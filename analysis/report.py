@@ -153,10 +153,6 @@ class Report(BaseModel):
     def _utc(self, value: datetime) -> str:
         return _iso(value)
 
-    @property
-    def finished(self) -> bool:
-        return self.job.finished_at is not None
-
 
 # -- building ---------------------------------------------------------------------------------
 
@@ -191,19 +187,20 @@ def assemble(job: tuple, citation_rows: list[tuple], *, now: datetime | None = N
         job=JobFacts(id=jid, status=status, delta_of=delta_of, judge=judge, retrieval_mode=mode,
                      created_at=created, started_at=started, finished_at=finished, error=error),
         thesis=ThesisFacts(document_id=thesis_id, filename=thesis_name, pages=pages),
-        sources=[_source(s, citations) for s in sources],
+        sources=_sources(sources, citations),
         counts=counts, total=len(citations), judged=len(citations) - counts[PENDING], citations=citations,
         generated_at=now or datetime.now(timezone.utc))
 
 
-def _source(row: dict, citations: list[ReportCitation]) -> SourceFacts:
-    seen: dict[tuple, ResolvedReference] = {}
+def _sources(rows: list[dict], citations: list[ReportCitation]) -> list[SourceFacts]:
+    """The job's sources, each with the distinct references (and match methods) resolved to it."""
+    resolved: dict[int, dict[tuple, ResolvedReference]] = {}
     for c in citations:
-        if c.source_document_id == row["id"]:
-            seen.setdefault((c.reference, c.match_method), ResolvedReference(reference=c.reference,
-                                                                              match_method=c.match_method))
-    return SourceFacts(document_id=row["id"], filename=row["filename"], doi=row.get("doi"),
-                       pages=row.get("pages"), references=list(seen.values()))
+        if c.source_document_id is not None:
+            resolved.setdefault(c.source_document_id, {}).setdefault(
+                (c.reference, c.match_method), ResolvedReference(reference=c.reference, match_method=c.match_method))
+    return [SourceFacts(document_id=r["id"], filename=r["filename"], doi=r.get("doi"), pages=r.get("pages"),
+                        references=list(resolved.get(r["id"], {}).values())) for r in rows]
 
 
 # -- rendering --------------------------------------------------------------------------------
