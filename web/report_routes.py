@@ -40,7 +40,9 @@ def _report_or_404(broker, job_id: int, user_id: int) -> reports.Report:
     return found
 
 
-def _answer(report: reports.Report, fmt: ReportFormat) -> Response:
+def _answer(broker, job_id: int, user_id: int, fmt: ReportFormat) -> Response:
+    """Build and render in one call, run off the event loop: a long report takes milliseconds."""
+    report = _report_or_404(broker, job_id, user_id)
     name = f"citeq-report-{report.job.id}.{fmt.value}"
     headers = {"Cache-Control": "no-store"}
     if fmt is ReportFormat.html:
@@ -67,8 +69,7 @@ def install(app: FastAPI) -> None:
              responses=_NOT_FOUND)
     async def report_json(request: Request, job_id: int, user_id: int = Depends(user)):
         """The report of one of your analyses as JSON: job facts, counts, sources, every citation."""
-        report = await run_in_threadpool(_report_or_404, request.app.state.broker, job_id, user_id)
-        return _answer(report, ReportFormat.json)
+        return await run_in_threadpool(_answer, request.app.state.broker, job_id, user_id, ReportFormat.json)
 
     @app.get("/api/analyses/{job_id}/report.csv", tags=["reports"], response_class=Response,
              responses={200: {"content": {"text/csv": _FORMATS["text/csv"]},
@@ -76,8 +77,7 @@ def install(app: FastAPI) -> None:
                         **_NOT_FOUND})
     async def report_csv(request: Request, job_id: int, user_id: int = Depends(user)):
         """The report of one of your analyses as CSV, one row per citation in thesis order."""
-        report = await run_in_threadpool(_report_or_404, request.app.state.broker, job_id, user_id)
-        return _answer(report, ReportFormat.csv)
+        return await run_in_threadpool(_answer, request.app.state.broker, job_id, user_id, ReportFormat.csv)
 
     @app.get("/api/analyses/{job_id}/report", tags=["reports"], response_class=Response,
              responses={200: {"content": _FORMATS, "description": "the report in the asked format"}, **_NOT_FOUND})
@@ -85,5 +85,4 @@ def install(app: FastAPI) -> None:
                      user_id: int = Depends(user)):
         """The report of one of your analyses: a self-contained HTML document that prints on A4
         (default), or ``?format=csv|json``."""
-        found = await run_in_threadpool(_report_or_404, request.app.state.broker, job_id, user_id)
-        return _answer(found, format)
+        return await run_in_threadpool(_answer, request.app.state.broker, job_id, user_id, format)
