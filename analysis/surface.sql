@@ -181,3 +181,28 @@ SELECT c.claim, c.marker, c.source_document_id, d.filename, c.verdict::text, c.c
 FROM job_citations c LEFT JOIN documents d ON d.id = c.source_document_id
 WHERE c.job_id = %(job_id)s
 ORDER BY c.ordinal;
+
+-- report_job_one --
+-- The facts of one job of the user for its report: status, judge, retrieval mode, times,
+-- the thesis (file name, pages) and the job's sources as a JSON array. No row: no such job
+-- of this user.
+SELECT j.id, j.status::text, j.delta_of_job_id, j.judge, j.retrieval_mode, j.created_at, j.started_at,
+       j.finished_at, j.failure_reason, t.id, t.filename, t.pages,
+       coalesce((SELECT jsonb_agg(jsonb_build_object('id', d.id, 'filename', d.filename, 'doi', d.doi,
+                                                     'pages', d.pages) ORDER BY d.id)
+                 FROM analysis_job_documents jd
+                 JOIN documents d ON d.id = jd.document_id AND d.user_id = j.user_id
+                 WHERE jd.job_id = j.id AND d.id <> j.thesis_id), '[]'::jsonb)
+FROM analysis_jobs j JOIN documents t ON t.id = j.thesis_id
+WHERE j.id = %(job_id)s AND j.user_id = %(user_id)s;
+
+-- report_citations_many --
+-- Every citation of one job of the user in thesis order, with its cited source's file name,
+-- the reference it was resolved through (or why not) and its verdict (NULL while unjudged).
+SELECT c.ordinal, c.marker, c.claim, c.page, c.source_document_id, d.filename, c.reference ->> 'raw',
+       c.match_method, c.unresolved_reason, c.verdict::text, c.confidence::float8, c.evidence,
+       c.evidence_page, c.rationale, c.carried_from_id, c.judged_at
+FROM job_citations c
+LEFT JOIN documents d ON d.id = c.source_document_id AND d.user_id = c.user_id
+WHERE c.job_id = %(job_id)s AND c.user_id = %(user_id)s
+ORDER BY c.ordinal;

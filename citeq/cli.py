@@ -225,6 +225,29 @@ def cmd_job(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    """Write one job's report (HTML, CSV or JSON) to stdout or to --output."""
+    from analysis import report, views
+
+    broker = boot()
+    job = views.job(broker, args.job)
+    found = report.build(broker, args.job, user_id=job.user_id) if job is not None else None
+    if found is None:
+        raise CliError("unknown_job", f"no job {args.job}", job_id=args.job)
+    render = {"html": report.render_html, "csv": report.render_csv, "json": report.render_json}[args.format]
+    data = render(found).encode("utf-8")
+    if args.output is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return 0
+    with open(args.output, "wb") as f:
+        f.write(data)
+    emit(args, {"job_id": args.job, "format": args.format, "path": os.path.abspath(args.output),
+                "citations": found.total}, f"wrote the {args.format} report of job {args.job} to {args.output}")
+    return 0
+
+
 def cmd_cancel(args) -> int:
     from analysis import userqueue, views
     from analysis.errors import AnalysisError
@@ -366,6 +389,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=50)
     p = add("job", cmd_job, "one job with its verdicts")
     p.add_argument("job", type=int, metavar="JOB")
+    p = add("report", cmd_report, "one job's report: every citation with claim, verdict, evidence and pages")
+    p.add_argument("job", type=int, metavar="JOB")
+    p.add_argument("--format", choices=["html", "csv", "json"], default="html",
+                   help="html: printable A4 document (default); csv: UTF-8 with BOM, one row per citation")
+    p.add_argument("--output", metavar="FILE", help="write to FILE (default: stdout)")
     p = add("cancel", cmd_cancel, "cancel a queued or pending job (its credit is refunded)")
     p.add_argument("job", type=int, metavar="JOB")
 

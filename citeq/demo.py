@@ -4,8 +4,9 @@ On the embedded PostgreSQL when DATABASE_URL is unset. It migrates, starts one w
 process (``dramatiq actors``) and one scheduler (``periodiq actors``), creates a user,
 brings in the sample corpus (``sample_data/``), admits five analyses back to back (one
 starts, four queue), shows which runs and which wait, with a progress bar of the citations
-judged, and ends with a verdict table per thesis. The processes it started are stopped on
-exit, on Ctrl-C and on SIGTERM.
+judged, and ends with a verdict table per thesis and one job's HTML report written next to
+its logs (the path is printed). The processes it started are stopped on exit, on Ctrl-C
+and on SIGTERM.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
         user_id, documents = _prepare(broker, say)
         job_ids = _admit_batch(broker, user_id, documents, say)
         _watch(broker, procs, user_id, job_ids, out)
-        _report(broker, job_ids, say)
+        _report(broker, job_ids, say, log_dir)
         return 0
     except KeyboardInterrupt:
         say("\ninterrupted: stopping the demo's processes")
@@ -229,9 +230,8 @@ def _watch(broker, procs: Processes, user_id: int, job_ids: list[int], out) -> N
         time.sleep(0.25)
 
 
-def _report(broker, job_ids: list[int], say) -> None:
-    from analysis import views
-    from citeq.cli import _verdict_table
+def _report(broker, job_ids: list[int], say, out_dir: Path) -> None:
+    from analysis import report, views
 
     jobs = [views.job(broker, j) for j in job_ids]
     failed = [j for j in jobs if j.status != "succeeded"]
@@ -240,9 +240,10 @@ def _report(broker, job_ids: list[int], say) -> None:
     for job in jobs:
         if job.status == "succeeded":
             latest[job.thesis_filename] = job
-    for thesis, job in latest.items():
-        say(f"verdicts for {thesis} (job {job.id}):")
-        say(_verdict_table(job))
+    reports = {thesis: report.build(broker, job.id, user_id=job.user_id) for thesis, job in latest.items()}
+    for thesis, found in reports.items():
+        say(f"verdicts for {thesis} (job {found.job.id}):")
+        say(report.verdict_table(found))
         say()
     if failed:
         raise DemoFailed("; ".join(f"job {j.id} {j.status}: {j.error}" for j in failed))
@@ -251,3 +252,8 @@ def _report(broker, job_ids: list[int], say) -> None:
     if overlaps:
         raise DemoFailed(f"{overlaps} analyses of one user overlapped")
     say(f"done: {len(jobs)} analyses ran one after another, none overlapping.")
+    if reports:
+        last = max(reports.values(), key=lambda r: r.job.id)
+        path = out_dir / f"report-job-{last.job.id}.html"
+        path.write_text(report.render_html(last), encoding="utf-8")
+        say(f"the report of job {last.job.id} ({last.thesis.filename}), to open in a browser or print: {path.resolve()}")

@@ -170,9 +170,10 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
         return ApiError(422, "invalid_request", "the request does not match the schema", errors=errors).response()
 
     _routes(app)
-    from . import uploads_routes
+    from . import report_routes, uploads_routes
 
     uploads_routes.install(app)
+    report_routes.install(app)
     return app
 
 

@@ -27,6 +27,16 @@ def test_demo_runs_five_analyses_one_after_another_and_ends_with_verdicts(db, co
     assert query(conn, "SELECT status::text, count(*) FROM analysis_jobs GROUP BY 1") == [("succeeded", 5)]
     if "parsed 7 documents" in out:  # the parsing pipeline is installed: real verdicts
         assert "verdicts for thesis_retrieval_practice.pdf" in out and "supported" in out
+    # It ends with one job's HTML report, written where it says, one row per citation.
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("the report of job ") and ": " in last, out
+    path = Path(last.rsplit(": ", 1)[1])
+    job_id = int(last.split()[4])
+    assert path.is_file() and path.parent == tmp_path / "demo"
+    html = path.read_text(encoding="utf-8")
+    assert html.startswith("<!doctype html>")
+    assert html.count('<tr class="citation ') == query(
+        conn, "SELECT count(*) FROM job_citations WHERE job_id = %s", job_id)[0][0]
     # The demo's worker and scheduler are gone: no process is left holding the database.
     # (This test process has connections of its own, named by its pid.)
     assert query(conn, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "

@@ -1,0 +1,48 @@
+"""The report's renderers on hand-made rows (no database): CSV quoting and BOM, HTML escaping."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from analysis import report
+
+
+def test_csv_escapes_quotes_newlines_and_formulas_and_parses_back():
+    job, rows = _job_row(), [
+        (0, 'Smith, "2020"', 'He said "no",\nthen\r\nyes; a, b', 2, None, None, None, None, "no reference found",
+         "source_missing", 1.0, None, None, "No source", None, None),
+        (1, "[2]", "=HYPERLINK(\"http://x\")", None, 5, "s.pdf", "[2] S.", "doi", None, "supported", 0.5,
+         "quoted \"evidence\"", 3, "ok", 9, None),
+    ]
+    built = report.assemble(job, rows)
+    text = report.render_csv(built)
+    parsed = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline="")))
+    assert len(parsed) == 3
+    assert parsed[1][3] == 'He said "no",\nthen\r\nyes; a, b' and parsed[1][2] == 'Smith, "2020"'
+    assert parsed[2][3] == "'=HYPERLINK(\"http://x\")"  # never a live formula in a spreadsheet
+    assert parsed[2][10] == 'quoted "evidence"' and parsed[2][11] == "3" and parsed[2][13] == "yes"
+    assert built.counts["supported"] == 1 and built.counts["source_missing"] == 1 and built.judged == 2
+
+
+def test_html_escapes_every_value():
+    job = _job_row(filename="<script>alert(1)</script>.pdf")
+    rows = [(0, "<b>x</b>", "<img src=x onerror=alert(1)>", 1, None, None, "<i>ref</i>", None, "why & <how>",
+             None, None, None, None, None, None, None)]
+    doc = report.render_html(report.assemble(job, rows))
+    assert "<script>" not in doc and "<img" not in doc and "<b>x" not in doc and "<i>ref" not in doc
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;.pdf" in doc and "why &amp; &lt;how&gt;" in doc
+    assert 'data-verdict="pending"' in doc
+
+
+def _job_row(filename: str = "thesis.pdf") -> tuple:
+    from datetime import datetime, timezone
+
+    now = datetime.now(timezone.utc)
+    return (1, "running", None, None, "bm25", now, now, None, None, 10, filename, 3,
+            [{"id": 5, "filename": "s.pdf", "doi": None, "pages": 4}])
+
+
+def test_csv_of_a_report_without_citations_is_its_header_row():
+    text = report.render_csv(report.assemble(_job_row(), []))
+    assert text == "\ufeff" + ",".join(report.CSV_COLUMNS) + "\r\n"
