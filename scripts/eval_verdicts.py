@@ -88,9 +88,10 @@ _YEAR = re.compile(r"\b(1[6-9]\d\d|20\d\d)[a-z]?\b|\bn\.\s?d\.|\bo\.\s?J\.|\bn\.
 
 
 def name_key(name: str) -> str:
-    """"Müller", "Mueller" and "MÜLLER" agree; particles ("van der") are dropped."""
+    """"Müller", "Mueller" and "MÜLLER" agree; particles ("van der") are dropped; the
+    first remaining word counts (a surname, or a corporate author's first word)."""
     words = [w for w in re.split(r"\s+", name.strip()) if w and w.casefold() not in _PARTICLES]
-    folded = (words[-1] if words else name).casefold().replace("ß", "ss")
+    folded = (words[0] if words else name).casefold().replace("ß", "ss")
     for a, b in (("ä", "a"), ("ö", "o"), ("ü", "u"), ("ae", "a"), ("oe", "o"), ("ue", "u")):
         folded = folded.replace(a, b)
     folded = unicodedata.normalize("NFKD", folded)
@@ -225,7 +226,11 @@ def match(labels: list[dict], rows: list[Reported]) -> tuple[list[tuple[dict, Re
                 continue  # an unknown marker form still matches on page and nearly the whole claim
             if sim < CLAIM_MATCH:
                 continue
-            score = sim + (0.1 if row.page == label.get("page") else 0) + (0.05 if by_marker else 0)
+            # Near ties: the same page, a marker of the same kind (footnote or not), a tighter claim.
+            same_kind = (label.get("footnote") is not None) == any(k.startswith("fn:") for k in row_keys[ri])
+            tight = len(words(label["claim"]) & words(row.claim)) / max(1, len(words(row.claim)))
+            score = (sim + (0.1 if row.page == label.get("page") else 0) + (0.05 if by_marker else 0)
+                     + (0.02 if same_kind else 0) + 0.05 * tight)
             pairs.append((score, li, ri, sim))
     taken_l, taken_r, result = set(), set(), {}
     for score, li, ri, sim in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):

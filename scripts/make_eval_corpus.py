@@ -304,11 +304,20 @@ class PdfLayout:
         core = word.rstrip(".,;:")
         if len(core) < 8 or not core.isalpha():
             return None
-        for split in range(len(core) - 3, 2, -1):
-            if core[split - 1] in VOWELS and core[split] not in VOWELS and core[split].islower():
-                head = f"{line} {word[:split]}-" if line else word[:split] + "-"
-                if self.pdf.get_string_width(head) <= self.col_width:
-                    return split
+        def fits(split: int) -> bool:
+            head = f"{line} {word[:split]}-" if line else word[:split] + "-"
+            return self.pdf.get_string_width(head) <= self.col_width
+
+        def consonant(ch: str) -> bool:
+            return ch.isalpha() and ch not in VOWELS
+
+        for split in range(len(core) - 3, 2, -1):  # between two consonants after a vowel: "recom-mend"
+            if (consonant(core[split - 1]) and consonant(core[split]) and core[split - 2] in VOWELS
+                    and core[split + 1] in VOWELS and fits(split)):
+                return split
+        for split in range(len(core) - 3, 2, -1):  # before a consonant that starts a syllable: "re-port"
+            if core[split - 1] in VOWELS and consonant(core[split]) and core[split + 1] in VOWELS and fits(split):
+                return split
         return None
 
     def output(self) -> bytes:
