@@ -157,6 +157,14 @@ def words(text: str | None) -> set[str]:
     return {w for w in re.findall(r"\w{3,}", folded) if w not in _STOP}
 
 
+def claim_f1(expected: str, reported: str) -> float:
+    """Word-level F1 of a reported claim against the planted one: low when the reported
+    claim lost words, or carries a heading, a neighbouring sentence or garbled columns."""
+    want, got = words(expected), words(reported)
+    both = len(want & got)
+    return 2 * both / (len(want) + len(got)) if both else 0.0
+
+
 def claim_similarity(expected: str, reported: str) -> float:
     """The share of the planted claim's words the reported claim holds."""
     want = words(expected)
@@ -287,7 +295,8 @@ def figures(cases: list[Case], reported: int, unmatched: int) -> dict:
     found = [c for c in cases if c.found]
     judged = [c for c in found if c.verdict is not None]
     decided = [c for c in judged if c.verdict != "uncertain"]
-    confusion = {e: {g: 0 for g in VERDICTS + ["unjudged"]} for e in VERDICTS}
+    confusion = {e: {g: 0 for g in VERDICTS + ["unjudged"]} for e in VERDICTS
+                 if any(c.expected_verdict == e for c in cases)}
     for c in found:
         confusion.setdefault(c.expected_verdict, {g: 0 for g in VERDICTS + ["unjudged"]})
         confusion[c.expected_verdict][c.verdict or "unjudged"] += 1
@@ -307,7 +316,9 @@ def figures(cases: list[Case], reported: int, unmatched: int) -> dict:
         "planted": len(cases),
         "reported": reported,
         "extraction": {"found": len(found), "recall": _ratio(len(found), len(cases)),
-                       "false_positives": unmatched, "precision": _ratio(reported - unmatched, reported)},
+                       "false_positives": unmatched, "precision": _ratio(reported - unmatched, reported),
+                       "claim_f1": round(sum(claim_f1(c.claim, c.reported_claim) for c in found) / len(found), 4)
+                       if found else None},
         "resolution": {
             "right": sum(c.resolved_right for c in found), "accuracy": _ratio(sum(c.resolved_right for c in found),
                                                                                len(found)),
@@ -371,23 +382,24 @@ def render(rep: dict) -> str:
     o = rep["overall"]
     lines = [f"citeq verdict evaluation: {len(rep['theses'])} theses, {o['planted']} planted citations, "
              f"judge {rep['judge']}, {rep['seconds']} s", ""]
-    lines.append(f"{'thesis':<34}{'lang':<5}{'style':<9}{'format':<7}{'job':<11}{'planted':>8}{'reported':>9}"
+    lines.append(f"{'thesis':<26}{'lang':<5}{'style':<15}{'format':<7}{'job':<11}{'planted':>8}{'reported':>9}"
                  f"{'found':>6}{'source':>7}{'verdict':>8}")
     for t in rep["theses"]:
         tc = [c for c in rep["cases"] if c["thesis"] == t["thesis"]]
         status = t["status"] if not t.get("error") else "error"
-        lines.append(f"{t['thesis']:<34}{t['language']:<5}{t['style']:<9}{t['format']:<7}{status:<11}"
+        lines.append(f"{t['thesis'][:25]:<26}{t['language']:<5}{t['style'][:14]:<15}{t['format']:<7}{status:<11}"
                      f"{len(tc):>8}{t['reported']:>9}{sum(c['found'] for c in tc):>6}"
                      f"{sum(c['found'] and c['reported_source'] == c['expected_source'] for c in tc):>7}"
                      f"{sum(c['found'] and c['verdict'] == c['expected_verdict'] for c in tc):>8}")
         if t.get("error"):
             lines.append(f"    {t['error']}")
-    lines += ["", "stage figures", f"{'':<22}{'extr. recall':>13}{'precision':>10}{'resolution':>11}"
+    lines += ["", "stage figures", f"{'':<30}{'recall':>8}{'precision':>10}{'claim F1':>9}{'resolution':>11}"
               f"{'verdict':>9}{'decided':>9}{'uncertain':>10}"]
 
     def row(name: str, f: dict) -> str:
         v = f["verdicts"]
-        return (f"{name:<22}{_pct(f['extraction']['recall']):>13}{_pct(f['extraction']['precision']):>10}"
+        return (f"{name:<30}{_pct(f['extraction']['recall']):>8}{_pct(f['extraction']['precision']):>10}"
+                f"{_pct(f['extraction']['claim_f1']):>9}"
                 f"{_pct(f['resolution']['accuracy']):>11}{_pct(v['accuracy']):>9}{_pct(v['accuracy_decided']):>9}"
                 f"{_pct(v['uncertain_share']):>10}")
 
@@ -396,7 +408,9 @@ def render(rep: dict) -> str:
         for value, f in rep[key].items():
             lines.append(row(f"  {title} {value}", f))
     v = o["verdicts"]
-    lines += ["", "verdict = right among the citations found; decided = right among those not 'uncertain'",
+    lines += ["", "recall, precision: citations found; claim F1: words of the reported claims against the planted "
+              "ones;", "resolution: right source or rightly unresolved; verdict: right among the citations found;",
+              "decided: right among those not 'uncertain'; uncertain: share of the verdicts",
               f"end to end (right / planted): {_pct(v['accuracy_end_to_end'])}; on citations whose uploaded "
               f"source was resolved right: {_pct(v['accuracy_judged_sources'])} of {v['judged_sources']}",
               "", "confusion (rows: planted verdict, columns: the pipeline's)"]
@@ -406,6 +420,7 @@ def render(rep: dict) -> str:
     lines.append(f"{'':<22}" + "".join(f"{short[c]:>9}" for c in cols))
     for expected, got in v["confusion"].items():
         lines.append(f"{expected:<22}" + "".join(f"{got.get(c, 0):>9}" for c in cols))
+    lines.append(f"{'':<22}(found citations only; 'none' = not judged when the job ended)")
     lines += ["", "accuracy per confidence band (decided verdicts)"]
     for b in v["confidence_bands"]:
         lines.append(f"  {b['band']:<10} n={b['n']:<4} {_pct(b['accuracy'])}")
