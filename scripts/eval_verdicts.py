@@ -535,8 +535,12 @@ def run_pipeline(theses: list[Thesis], *, judge: str | None, timeout: float, thr
                 f.name: "thesis" if i == 0 else "source" for i, f in enumerate(files)})
             run.parse_job_id = staged["parse_job_id"]
         for run in runs:
-            view = wait(lambda: (v := uploads.parse_status(run.user_id, run.parse_job_id, broker=broker)).terminal
-                        and v, deadline, worker, f"parsing {run.thesis.name}")
+            try:
+                view = wait(lambda: (v := uploads.parse_status(run.user_id, run.parse_job_id, broker=broker))
+                            .terminal and v, deadline, worker, f"parsing {run.thesis.name}")
+            except TimeoutError as exc:
+                run.status, run.error = "not parsed", str(exc)
+                continue
             failed = [f"{i.filename}: {i.error_code}" for i in view.items if i.status.value != "parsed"]
             run.documents = {i.filename: i.document_id for i in view.items if i.document_id}
             thesis_file = Path(run.thesis.labels["thesis"]).name
