@@ -232,6 +232,8 @@ def _finish_line(line: _Line, body: float) -> None:
 def _drop_running_lines(pages: list[list[_Line]]) -> None:
     """Remove page numbers, and headers and footers that repeat across pages."""
     def edges(lines: list[_Line]) -> list[_Line]:
+        if len(lines) < 3:
+            return []  # a page of one or two lines is content, whatever repeats
         by_y = sorted(lines, key=lambda l: -l.y)
         return by_y[:2] + by_y[-2:]
 
