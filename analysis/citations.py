@@ -94,6 +94,8 @@ _DOI_IN_TEXT = re.compile(r"10\.\d{4,9}/[^\s\"<>]+")
 _YEAR_IN_TEXT = re.compile(rf"(?<![\w.])({_YEAR})(?!\w)")
 _SURNAME_INITIALS = re.compile(rf"({_NAME}),\s+(?:[A-ZÄÖÜ]\.[\s-]?)+")
 _INITIALS_SURNAME = re.compile(rf"(?:[A-ZÄÖÜ]\.\s?)+\s*({_NAME})")
+_VANCOUVER = re.compile(rf"^\s*{_NAME}\s+[A-ZÄÖÜ]{{1,3}}(?:,\s*{_NAME}\s+[A-ZÄÖÜ]{{1,3}})*(?:,?\s*et\s+al)?\s*$")
+_VANCOUVER_NAME = re.compile(rf"({_NAME})\s+[A-ZÄÖÜ]{{1,3}}\b")
 _STOP = frozenset(
     """a an the of and or in on for to with by from at as is are was were be this that
     its their der die das und oder in im von zu mit für auf ein eine einer des den""".split()
@@ -154,7 +156,12 @@ class Reference(BaseModel):
         """How a reader names it: "[3]" or "Smith 2020"."""
         if self.number is not None:
             return f"[{self.number}]"
-        return " ".join(filter(None, [self.first_author, self.year])) or self.raw[:40]
+        names = self.first_author
+        if names and len(self.authors) > 2:
+            names += " et al."
+        elif names and len(self.authors) == 2:
+            names += f" & {self.authors[1]}"
+        return " ".join(filter(None, [names, self.year])) or self.raw[:40]
 
 
 class Citation(BaseModel):
@@ -416,6 +423,8 @@ def _author_segment(entry: str, year_match: re.Match | None) -> str:
 def _surnames(segment: str) -> list[str]:
     names = [m.group(1) for m in _SURNAME_INITIALS.finditer(segment)]
     if not names:
+        names = _vancouver_names(segment)
+    if not names:
         names = [m.group(1) for m in _INITIALS_SURNAME.finditer(segment)]
     if not names:
         first = re.search(_LONG_NAME + r"(?=[\s.,(]|$)", segment.strip(" .,("))
@@ -423,10 +432,20 @@ def _surnames(segment: str) -> list[str]:
     return [_strip_particles(n) for n in names]
 
 
+def _vancouver_names(segment: str) -> list[str]:
+    """Vancouver: "Castillo R, Feld AB, Moreau J. Title. …" (initials without dots)."""
+    head = segment.split(". ")[0]
+    if not _VANCOUVER.match(head):
+        return []
+    return [m.group(1) for m in _VANCOUVER_NAME.finditer(head)]
+
+
 def _title(entry: str, year_match: re.Match | None) -> str | None:
     quoted = re.search(r"[\"“](.{6,300}?)[,.]?[\"”]", entry)
     if quoted:
         return quoted.group(1).strip(" ,.")
+    if _VANCOUVER.match(entry.split(". ")[0]) and entry.count(". ") >= 1:
+        return entry.split(". ")[1].strip(" .") or None
     if year_match is None:
         return None
     after = entry[year_match.end() :].lstrip(" ).,:")
@@ -474,12 +493,12 @@ def _parenthetical(text: str) -> list[tuple[int, _Marker]]:
 
 def _items(part: str, offset: int, span: tuple[int, int], kind: str) -> list[tuple[int, _Marker]]:
     """The citations of one ``;``-separated item: a work (maybe several years) or ebd./ibid."""
-    stripped = part.strip().rstrip(".")
+    stripped = part.strip()
     ibid = _IBID.fullmatch(re.sub(rf"(?i)^{_PREFIX}", "", stripped))
     if ibid:
         pos = offset + part.index(ibid.group("marker"))
         return [(pos, _Marker(text=_squash(ibid["marker"]), kind="ibid", group=span, locator=ibid["locator"]))]
-    item = _PAREN_ITEM.fullmatch(stripped)
+    item = _PAREN_ITEM.fullmatch(stripped) or _PAREN_ITEM.fullmatch(stripped.rstrip("."))
     if item is None or item["authors"].split()[0] in _NOT_AUTHORS:
         return []
     pos = offset + part.index(item.group("marker"))
