@@ -266,7 +266,7 @@ def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]
         for (start, end), in_sentence in _by_sentence(text, found):
             sentence = text[start:end]
             claims = _clauses(sentence, start, [m for _, m in in_sentence])
-            for _, marker in in_sentence:
+            for offset, marker in in_sentence:
                 claim = claims[marker.group]
                 if marker.kind == "ibid":
                     marker = _ibid(marker, previous)
@@ -274,7 +274,7 @@ def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]
                 citations.append(Citation(
                     ordinal=len(citations), claim=claim,
                     sentence=_squash(FOOTNOTE_MARK.sub("", sentence)), marker=marker.text, kind=marker.kind,
-                    locator=marker.locator, page=paragraph.page if paged else None,
+                    locator=marker.locator, page=paragraph.page_at(offset, text) if paged else None,
                     cited_authors=marker.authors, cited_year=marker.year, cited_number=marker.number,
                     reference=reference, unresolved_reason=reason,
                 ))

@@ -45,8 +45,21 @@ class Paragraph(BaseModel):
     """A paragraph of body text; its lines keep their breaks (reference lists need them)."""
 
     text: str
-    page: int = Field(ge=1)
+    page: int = Field(ge=1)  #: the page it starts on
     position: int = Field(ge=0)
+    #: (characters before the break, whitespace not counted; page) for each page the
+    #: paragraph runs on to, so a citation knows its page however the text is spaced
+    breaks: list[tuple[int, int]] = Field(default_factory=list)
+
+    def page_at(self, offset: int, text: str) -> int:
+        """The page of `offset` in `text`, a re-spaced copy of this paragraph's text."""
+        page = self.page
+        if self.breaks:
+            seen = len(re.sub(r"\s", "", text[:offset]))
+            for before, number in self.breaks:
+                if seen >= before:
+                    page = number
+        return page
 
 
 class Footnote(BaseModel):
@@ -96,10 +109,10 @@ class DocumentBuilder:
         if text:
             self.headings.append(Heading(level=max(1, level), text=text, page=page, position=self._next()))
 
-    def paragraph(self, text: str, page: int) -> None:
+    def paragraph(self, text: str, page: int, breaks: list[tuple[int, int]] | None = None) -> None:
         text = "\n".join(line.strip() for line in text.strip().splitlines() if line.strip())
         if text:
-            self.paragraphs.append(Paragraph(text=text, page=page, position=self._next()))
+            self.paragraphs.append(Paragraph(text=text, page=page, position=self._next(), breaks=breaks or []))
 
     def footnote(self, label: str, text: str, page: int) -> None:
         text = " ".join(text.split())

@@ -44,6 +44,7 @@ COMPOUND_PARTS = frozenset(
 _PAGE_NUMBER = re.compile(
     r"^(?:[-–—]\s*)?(?:(?:page|seite|p\.|s\.)\s*)?(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s*(?:of|von|/)\s*\d{1,4})?"
     r"(?:\s*[-–—])?$", re.I)
+_NUMBERED_HEADING = re.compile(r"^\d+(?:\.\d+)*\.?\s+[A-ZÄÖÜ]")
 _SMALL = 0.86  # a size at most this share of the body size is "small" (footnotes, marks)
 
 
@@ -85,6 +86,8 @@ class _Block:
     page: int
     lines: list[str] = field(default_factory=list)
     size: float = 0.0
+    #: page -> index of its first line, for a paragraph running on over a page break
+    pages: dict[int, int] = field(default_factory=dict)
 
 
 def read_pdf(data: bytes, filename: str) -> Document:
@@ -187,13 +190,17 @@ def _lines(frags: list[_Frag], width: float, body: float) -> list[_Line]:
 
 
 def _column_split(rows: list[list[_Frag]], width: float) -> float | None:
-    """The x where a right column starts, if the page has two columns."""
+    """The x where a right column starts, if the page has two columns: many lines start at
+    one x in the middle of the page (beside left-column text or, when the columns' lines
+    do not share baselines, on their own), and others start at the left margin."""
     starts = Counter()
+    left_rows = 0
     for row in rows:
-        for prev, frag in zip(row, row[1:]):
-            if 0.35 * width <= frag.x <= 0.7 * width and frag.x - prev.x > 0.25 * width:
+        left_rows += row[0].x < 0.3 * width
+        for i, frag in enumerate(row):
+            if 0.35 * width <= frag.x <= 0.7 * width and (i == 0 or frag.x - row[i - 1].end > 0.02 * width):
                 starts[round(frag.x / 3) * 3] += 1
-    if not starts:
+    if not starts or left_rows < 3:
         return None
     x, count = starts.most_common(1)[0]
     paired = sum(n for sx, n in starts.items() if abs(sx - x) <= 6)
@@ -343,7 +350,6 @@ class _Layout:
 
     def _is_heading(self, line: _Line, lines: list[_Line], i: int) -> bool:
         from .citations import is_reference_heading
-        from .readers import _heading_level
 
         text = line.text.strip()
         words = text.split()
@@ -353,23 +359,28 @@ class _Layout:
             return True
         if line.size >= 1.12 * self.body or (line.bold and len(words) <= 12):
             return not re.fullmatch(r"[\d\W]+", text)
-        # At body size: a short unpunctuated line standing alone (a gap above and below).
+        # At body size: a short numbered line standing alone ("2.1 Methods", a gap above and below).
         alone_above = i == 0 or lines[i - 1].y - line.y > 1.8 * line.size or lines[i - 1].column != line.column
         alone_below = i + 1 == len(lines) or line.y - lines[i + 1].y > 1.8 * line.size
-        return alone_above and alone_below and _heading_level(text) is not None
+        return alone_above and alone_below and _NUMBERED_HEADING.match(text) is not None and len(words) <= 8
 
     def _append(self, block: _Block, text: str, page: int) -> None:
         block.lines.append(text)
-        block.__dict__.setdefault("pages", {}).setdefault(page, len(block.lines) - 1)
+        if page != block.page:
+            block.pages.setdefault(page, len(block.lines) - 1)
 
     def _emit(self, block: _Block) -> None:
         if block.kind == "heading":
             self.builder.heading(self._level(block.size), " ".join(block.lines), block.page)
             return
         text = block.lines[0]
-        for line in block.lines[1:]:
+        breaks = []
+        for i, line in enumerate(block.lines[1:], start=1):
+            for page, first in block.pages.items():
+                if first == i:
+                    breaks.append((len(re.sub(r"\s", "", text)), page))
             text = self._join(text, line, keep_break=True)
-        self.builder.paragraph(text, block.page)
+        self.builder.paragraph(text, block.page, breaks)
 
     def _level(self, size: float) -> int:
         sizes = sorted({round(b.size) for b in self.blocks if b.kind == "heading"}, reverse=True)
@@ -395,7 +406,7 @@ class _Layout:
             if block.kind == "heading":
                 texts.setdefault(block.page, []).append(" ".join(block.lines))
                 continue
-            breaks = block.__dict__.get("pages", {})
+            breaks = block.pages
             chunks = [(block.page, 0)] + sorted((p, i) for p, i in breaks.items() if p != block.page)
             for k, (page, start) in enumerate(chunks):
                 end = chunks[k + 1][1] if k + 1 < len(chunks) else len(block.lines)

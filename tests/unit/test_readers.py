@@ -137,3 +137,16 @@ def test_a_document_is_picklable_and_round_trips_through_its_stored_structure():
     assert pickle.loads(pickle.dumps(doc)) == doc
     again = Document.from_stored(doc.pages, doc.structure())
     assert again.model_dump(exclude={"metadata"}) == doc.model_dump(exclude={"metadata"})
+
+
+def test_a_paragraph_running_over_a_page_break_knows_where_each_citation_is():
+    from analysis.citations import extract_citations
+
+    pages = [[PdfLine("Intro", size=14, bold=True), PdfLine("Roofs cool the top floor (Abel, 2020) and they", gap=3),
+              PdfLine("save energy in summer, as the")],
+             [PdfLine("measurements of a whole year show (Baker, 2019)."), PdfLine("References", size=14, bold=True, gap=6),
+              PdfLine("Abel, A. (2020). Roofs. J, 1.", gap=3), PdfLine("Baker, B. (2019). Energy. J, 2.", gap=3)]]
+    doc = extract_document(make_pdf(pages), "run-on.pdf")
+    body = [p for p in doc.paragraphs if "Roofs cool" in p.text]
+    assert len(body) == 1 and body[0].page == 1 and body[0].breaks
+    assert [(c.marker, c.page) for c in extract_citations(doc)] == [("Abel, 2020", 1), ("Baker, 2019", 2)]
