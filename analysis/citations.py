@@ -476,7 +476,7 @@ class _Marker(BaseModel):
 
 
 def _find_markers(text: str, numeric_style: bool, footnotes: dict[str, str]) -> list[tuple[int, _Marker]]:
-    found = _parenthetical(text) + _narrative(text) + _footnote_marks(text, footnotes)
+    found = _parenthetical(text) + _narrative(text) + _footnote_marks(text, footnotes, numeric_style)
     if numeric_style:
         found += _numeric(text)
     return sorted(found, key=lambda item: item[0])
@@ -531,12 +531,17 @@ def _numeric(text: str) -> list[tuple[int, _Marker]]:
     return found
 
 
-def _footnote_marks(text: str, footnotes: dict[str, str]) -> list[tuple[int, _Marker]]:
-    """A footnote mark cites what its footnote holds: author–year items, a full reference, ebd."""
+def _footnote_marks(text: str, footnotes: dict[str, str], numeric_style: bool) -> list[tuple[int, _Marker]]:
+    """A footnote mark cites what its footnote holds: author–year items, a full reference, ebd.
+    A raised number without a footnote, in a thesis with a numbered list, is a numeric
+    citation set in superscript (Vancouver)."""
     found = []
     for mark in FOOTNOTE_MARK.finditer(text):
         note = footnotes.get(mark.group(1))
         if not note:
+            if numeric_style and re.fullmatch(rf"{_NUM_ITEM}(?:,{_NUM_ITEM})*", mark.group(1)):
+                found += [(mark.start(), _Marker(text=f"[{n}]", kind="numeric", group=mark.span(), number=n))
+                          for n in _expand(mark.group(1))]
             continue
         for part in re.finditer(r"[^;]+", note):
             found += [(mark.start(), m) for m in _footnote_items(part.group(0), mark.span())]

@@ -215,13 +215,13 @@ def _finish_line(line: _Line, body: float) -> None:
     main = max(line.frags, key=lambda f: (f.size, len(f.text))).size
     for i, frag in enumerate(line.frags):
         text = frag.text
-        is_mark = bool(re.fullmatch(r"\d{1,3}|[*†‡]", text.strip())) and frag.size <= _SMALL * main
-        if is_mark and i == 0 and len(line.frags) > 1:
+        is_mark = bool(re.fullmatch(r"\d{1,3}(?:[,–-]\s?\d{1,3})*|[*†‡]", text.strip())) and frag.size <= _SMALL * main
+        if is_mark and i == 0 and len(line.frags) > 1 and text.strip().isdigit():
             line.label = text.strip()  # a footnote's own number, set small before its text
             prev = frag
             continue
         if is_mark and i > 0:
-            parts.append(f"[^{text.strip()}]")
+            parts.append("[^" + "".join(text.split()) + "]")
             prev = frag
             continue
         if parts and prev is not None and not parts[-1].endswith(" ") and not text.startswith(" "):

@@ -150,3 +150,18 @@ def test_a_paragraph_running_over_a_page_break_knows_where_each_citation_is():
     body = [p for p in doc.paragraphs if "Roofs cool" in p.text]
     assert len(body) == 1 and body[0].page == 1 and body[0].breaks
     assert [(c.marker, c.page) for c in extract_citations(doc)] == [("Abel, 2020", 1), ("Baker, 2019", 2)]
+
+
+def test_superscript_numbers_without_footnotes_are_numeric_citations_in_a_numbered_thesis():
+    from analysis.citations import extract_citations
+
+    page = [PdfLine("", marks=[("Green roofs cool the roof surface.", "1,3"), (" Streets stay warm.", "2")]),
+            PdfLine("References", size=14, bold=True, gap=6),
+            PdfLine("1. Castillo R. Green roofs. Urban Clim. 2018;6:1-9.", gap=3),
+            PdfLine("2. Nakamura Y. Heat waves. Notes. 2020.", gap=3),
+            PdfLine("3. Feld A. Roof surfaces. J Build. 2019;2:3-4.", gap=3)]
+    citations = extract_citations(extract_document(make_pdf([page]), "vancouver.pdf"))
+    assert [(c.marker, c.kind, c.claim) for c in citations] == [
+        ("[1]", "numeric", "Green roofs cool the roof surface."), ("[3]", "numeric", "Green roofs cool the roof surface."),
+        ("[2]", "numeric", "Streets stay warm.")]
+    assert [c.reference.first_author for c in citations] == ["Castillo", "Feld", "Nakamura"]
