@@ -53,7 +53,8 @@ _WORD = r"[A-ZÄÖÜ](?:[\w-]|['’](?!s\b))+"  # "O'Brien", not "Castillo's"
 _NAME = _PARTICLE + rf"*{_WORD}"
 _LONG_NAME = _NAME + rf"(?:\s+(?:{_WORD}|of|for|and|für|und)){{0,4}}?"  # "World Health Organization"
 _NO_DATE = r"n\.\s?d\.|o\.\s?J\.|o\.\s?D\."
-_YEAR = rf"(?:(?:19|20)\d{{2}}[a-z]?|{_NO_DATE})"
+_IN_PRESS = r"in\s+press|im\s+Druck"
+_YEAR = rf"(?:(?:19|20)\d{{2}}[a-z]?|{_NO_DATE}|{_IN_PRESS})"
 _ET_AL = r"(?:\s+(?:et\s+al\.?|u\.\s?a\.))"
 _LOCATOR = (r"(?:(?:p|pp|S|Kap|ch|chap|para|Abs|Rn|Tab|Fig)\.\s*\d+(?:\s*[–-]\s*\d+)?(?:\s*ff?\.)?"
             r"|:\s*\d+(?:\s*[–-]\s*\d+)?)")
@@ -73,7 +74,8 @@ _NARRATIVE = re.compile(
     rf"\s+\((?P<years>{_YEAR}(?:,\s*{_YEAR})*)(?:,?\s*(?P<locator>{_LOCATOR}))?\)"
 )
 _NUM_ITEM = r"\d{1,4}(?:\s*[–—-]\s*\d{1,4})?"
-_NUMERIC = re.compile(rf"\[(?P<items>{_NUM_ITEM}(?:\s*[,;]\s*{_NUM_ITEM})*)\]")
+_NUMERIC = re.compile(rf"\[(?P<items>{_NUM_ITEM}(?:\s*[,;]\s*{_NUM_ITEM})*)"
+                      rf"(?:,\s*(?P<locator>(?:p|pp|S|ch|Kap)\.\s*\d+(?:\s*[–-]\s*\d+)?))?\]")
 # Capitalised words that can stand before "(2020)" without being an author.
 _NOT_AUTHORS = frozenset({"In", "The", "Since", "During", "Until", "From", "Table", "Figure", "Im", "Seit", "Bis",
                           "Nach", "Laut", "According", "See", "Vgl", "Cf", "This", "These", "Dies", "Diese"})
@@ -410,6 +412,8 @@ def _reference(entry: str) -> Reference:
 
 def _year(text: str) -> str:
     """"2019a" stays; every spelling of "no date" (n.d., o. J.) is "n.d."."""
+    if re.fullmatch(_IN_PRESS, text.strip()):
+        return "in press"
     return "n.d." if re.fullmatch(_NO_DATE, text.strip()) else text.strip()
 
 
@@ -527,7 +531,7 @@ def _numeric(text: str) -> list[tuple[int, _Marker]]:
     for match in _NUMERIC.finditer(text):
         for number in _expand(match["items"]):
             found.append((match.start(), _Marker(text=f"[{number}]", kind="numeric", group=match.span(),
-                                                 number=number)))
+                                                 number=number, locator=match["locator"])))
     return found
 
 
@@ -788,6 +792,11 @@ def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> SourceMa
         best, tied = _best_by_title(ref, by_author, minimum=0.5)
         if best is not None:
             return SourceMatch(source_id=best.id, method="title")
+        # A source that only mentions the author further down (citing the work itself)
+        # gives way to the one whose byline, near the top, names the author.
+        byline = [s for s in (tied or by_author) if _author_year_on_page(ref, s, within=_BYLINE)]
+        if len(byline) == 1:
+            return SourceMatch(source_id=byline[0].id, method="author_year")
         return _ambiguous(tied or by_author, label)
     by_metadata = [s for s in sources if _metadata_fits(ref, s)]
     if len(by_metadata) == 1:
@@ -816,12 +825,18 @@ def _best_by_title(ref: Reference, sources: list[_PreparedSource], *,
     return (top[0], top) if len(top) == 1 else (None, top)
 
 
-def _author_year_on_page(ref: Reference, source: _PreparedSource) -> bool:
-    if not ref.first_author or not ref.year or ref.year == "n.d.":
+_BYLINE = 600  # characters of a first page that hold title, authors and venue
+
+
+def _author_year_on_page(ref: Reference, source: _PreparedSource, within: int | None = None) -> bool:
+    if not ref.first_author or not ref.year or not ref.year[:4].isdigit():
         return False
     name = re.escape(_name_key(ref.first_author))
     year = ref.year[:4]
-    on_page = re.search(rf"\b{name}\b", source.names) and re.search(rf"\b{year}\b", source.head)
+    names, head = (source.names, source.head) if within is None else (source.names[:within], source.head[:within])
+    on_page = re.search(rf"\b{name}\b", names) and re.search(rf"\b{year}\b", head)
+    if within is not None:
+        return bool(on_page)
     in_filename = re.search(name, source.filename_key) and year in source.filename_key
     return bool(on_page or in_filename)
 

@@ -19,6 +19,7 @@ Lee, K. (2020a). Sleep and memory in adolescents. Sleep Journal, 3, 1-10.
 Lee, K. (2020b). Exercise and attention in adolescents. Sport Journal, 4, 2-20.
 Müller, H. (o. J.). Hitze in der Stadt. Arbeitspapier.
 Smith, J. (n.d.). Undated notes on cooling. Report.
+Fox, F. (in press). Shade in streets. Forest Letters.
 Weber, M., Roth, L., & Vogel, P. (2017). Grüne Dächer in Berlin. Zeitschrift, 9, 1-5.
 """
 
@@ -47,6 +48,7 @@ def one(body: str, references: str = REFERENCES):
     ("Roofs cool cities (Abel 2020: 4).", "Abel 2020: 4", "abel2020"),
     ("Es wird heiß (Müller, o. J.).", "Müller, o. J.", "mullern.d."),
     ("Cooling helps (Smith, n.d.).", "Smith, n.d.", "smithn.d."),
+    ("Shade helps (Fox, in press).", "Fox, in press", "foxin press"),
     ("Sleep matters (Lee, 2020a).", "Lee, 2020a", "lee2020a"),
     ("Exercise matters (Lee, 2020b).", "Lee, 2020b", "lee2020b"),
 ])
@@ -123,6 +125,7 @@ Literaturverzeichnis
     ("Roofs cool [2–5].", [2, 3, 4, 5]),
     ("Roofs cool [2-5].", [2, 3, 4, 5]),
     ("Roofs cool [1; 4].", [1, 4]),
+    ("Roofs cool [3, p. 7].", [3]),
 ])
 def test_numeric_forms(body, numbers):
     citations = cite(body, NUMERIC_REFS)
@@ -272,3 +275,12 @@ def test_unresolved_reasons_name_what_is_missing():
     citations, resolved = _resolve("Roofs cool (Ghost, 2001). Trees shade (Dunn et al., 2018).", [])
     assert resolved[0].reason == "no reference entry for 'Ghost 2001'"
     assert resolved[1].reason == "reference found but no uploaded source matches 'Dunn et al. 2018'"
+
+
+def test_a_source_that_only_mentions_the_author_further_down_gives_way_to_the_byline():
+    filler = "Body text about roofs and streets in summer. " * 30
+    sources = [SourceInfo(id="own", filename="1.pdf", text="A study\nAnna Abel\n2020\n" + filler),
+               SourceInfo(id="citing", filename="2.pdf", text="Another study\nB. Other, 2020\n" + filler +
+                          "As Abel (2020) showed, roofs cool.")]
+    _, resolved = _resolve("Roofs cool (Abel, 2020).", sources, "\nReferences\n\nAbel, A. (2020). X. J, 1.\n")
+    assert (resolved[0].source_id, resolved[0].method) == ("own", "author_year")
