@@ -1,6 +1,6 @@
 """The DOCX reader: python-docx (maintained, pure Python over lxml) for paragraphs and
 their styles, and the package's ``word/footnotes.xml`` for real footnotes, which
-python-docx does not model.
+python-docx does not model (and ``word/endnotes.xml`` for endnotes).
 
 A paragraph styled "Heading N", "Überschrift N" or "Title"/"Titel" (or with an outline
 level) is a heading. A footnote reference in a run becomes ``[^id]`` in the paragraph's
@@ -48,7 +48,7 @@ def read_docx(data: bytes, filename: str) -> Document:
                 builder.paragraph(text, page)
             page_texts[page].append(re.sub(r"\[\^[^\]]+\]", "", text))
         page += breaks_after
-    for label, note in _footnotes(document):
+    for label, note in _notes(document, "footnote") + _notes(document, "endnote"):
         builder.footnote(label, normalize_text(note), _footnote_page(builder, label))
     if not any(page_texts.values()):
         raise EmptyDocument(f"{filename} is a Word document without text.")
@@ -82,6 +82,8 @@ def _paragraph_text(p) -> tuple[str, int, int]:
                 before += 1
         elif tag == f"{_W}footnoteReference":
             parts.append(f"[^{element.get(f'{_W}id')}]")
+        elif tag == f"{_W}endnoteReference":
+            parts.append(f"[^e{element.get(f'{_W}id')}]")
         elif tag == f"{_W}noBreakHyphen":
             parts.append("-")
     return "".join(parts), before, after
@@ -105,28 +107,27 @@ def _heading_level(paragraph) -> int | None:
     return None
 
 
-def _footnotes(document) -> list[tuple[str, str]]:
-    """(id, text) of each real footnote in word/footnotes.xml (separators left out)."""
+def _notes(document, kind: str) -> list[tuple[str, str]]:
+    """(label, text) of each real footnote (word/footnotes.xml) or endnote (word/endnotes.xml,
+    labelled "e<id>" apart from the footnotes); Word's separators are left out."""
     from lxml import etree
 
     part = next((rel.target_part for rel in document.part.rels.values()
-                 if not rel.is_external and rel.reltype.endswith("/footnotes")), None)
+                 if not rel.is_external and rel.reltype.endswith(f"/{kind}s")), None)
     if part is None:
         return []
     try:
         root = etree.fromstring(part.blob)
     except etree.XMLSyntaxError:
-        return []  # damaged footnotes lose the footnotes, not the document
+        return []  # damaged notes lose the notes, not the document
     notes = []
-    for note in root.iter(f"{_W}footnote"):
+    for note in root.iter(f"{_W}{kind}"):
         if note.get(f"{_W}type") in ("separator", "continuationSeparator", "continuationNotice"):
             continue
-        paragraphs = []
-        for p in note.iter(f"{_W}p"):
-            paragraphs.append("".join(t.text or "" for t in p.iter(f"{_W}t")))
+        paragraphs = ["".join(t.text or "" for t in p.iter(f"{_W}t")) for p in note.iter(f"{_W}p")]
         text = " ".join(" ".join(paragraphs).split())
         if text:
-            notes.append((note.get(f"{_W}id"), text))
+            notes.append(((kind == "endnote") * "e" + str(note.get(f"{_W}id")), text))
     return notes
 
 

@@ -126,9 +126,8 @@ def _heading_level(line: str, *, alone: bool = True) -> int | None:
     numbered = _NUMBERED_HEADING.match(text)
     if numbered:
         return numbered.group(1).count(".") + 1
+    # Unnumbered: only a line on its own. Inside a block it may be a short wrapped line.
     if alone and text[0].isupper() and len(words) <= 8:
-        return 2
-    if not alone and text[0].isupper() and len(words) <= 4 and not any(c.isdigit() for c in text):
         return 2
     return None
 
