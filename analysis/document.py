@@ -21,6 +21,10 @@ from pydantic import BaseModel, Field
 #: How a footnote mark is written in paragraph text, whatever the format.
 FOOTNOTE_MARK = re.compile(r"\[\^([^\]\s]{1,16})\]")
 
+_SUPERSCRIPT = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+_SUPERSCRIPT_DIGITS = str.maketrans(_SUPERSCRIPT, "0123456789")
+_SUPERSCRIPT_MARK = re.compile(rf"(?<=[^\s{_SUPERSCRIPT}])([{_SUPERSCRIPT}]+)")
+_SUPERSCRIPT_LABEL = re.compile(rf"^\s*([{_SUPERSCRIPT}]+)\s*")
 _LIGATURES = str.maketrans({"ﬁ": "fi", "ﬂ": "fl", "ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st",
                             "\u00a0": " ", "\u2009": " ", "\u202f": " "})
 
@@ -135,3 +139,16 @@ def normalize_text(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = re.sub(r"\u00ad[ \t]*\n[ \t]*", "", text)
     return text.replace("\u00ad", "")
+
+
+def superscript_marks(text: str) -> str:
+    """Unicode superscript digits set after a word ("rose.²") are footnote marks: ``[^2]``."""
+    return _SUPERSCRIPT_MARK.sub(lambda m: f"[^{m.group(1).translate(_SUPERSCRIPT_DIGITS)}]", text)
+
+
+def superscript_label(text: str) -> tuple[str | None, str]:
+    """A footnote line that starts with superscript digits ("² Weber 2017"): (label, rest)."""
+    m = _SUPERSCRIPT_LABEL.match(text)
+    if m is None:
+        return None, text
+    return m.group(1).translate(_SUPERSCRIPT_DIGITS), text[m.end():]

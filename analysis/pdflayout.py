@@ -32,7 +32,8 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .document import FOOTNOTE_MARK, Document, DocumentBuilder, Page, normalize_text
+from .document import (FOOTNOTE_MARK, Document, DocumentBuilder, Page, normalize_text, superscript_label,
+                       superscript_marks)
 from .pdftext import EmptyDocument, MalformedDocument, NoExtractableText, open_pdf
 
 #: Second parts that make a compound, not a broken word: "evidence-based", "long-term".
@@ -231,6 +232,11 @@ def _finish_line(line: _Line, body: float) -> None:
         weights[round(frag.size, 1)] += len(frag.text)
         prev = frag
     line.text = " ".join("".join(parts).split())
+    if line.label is None:
+        label, rest = superscript_label(line.text)
+        if label is not None and rest:  # "² Weber 2017, S. 3." opens footnote 2
+            line.label, line.text = label, rest
+    line.text = superscript_marks(line.text)
     line.size = weights.most_common(1)[0][0] if weights else main
     line.bold = all(f.bold for f in line.frags if f.text.strip())
     line.mark_only = not weights

@@ -165,3 +165,28 @@ def test_superscript_numbers_without_footnotes_are_numeric_citations_in_a_number
         ("[1]", "numeric", "Green roofs cool the roof surface."), ("[3]", "numeric", "Green roofs cool the roof surface."),
         ("[2]", "numeric", "Streets stay warm.")]
     assert [c.reference.first_author for c in citations] == ["Castillo", "Feld", "Nakamura"]
+
+
+def test_unicode_superscript_marks_and_footnote_labels_in_a_pdf():
+    from fpdf import FPDF
+
+    from analysis.citations import extract_citations
+
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("helvetica", size=11)
+    pdf.text(25, 40, "Heat raises mortality among older adults.\u00b9 Roofs cool the top floor.\u00b2")
+    pdf.set_font("helvetica", size=14)
+    pdf.text(25, 60, "Literatur")
+    pdf.set_font("helvetica", size=11)
+    pdf.text(25, 70, "M\u00fcller, H. (2019). Hitze. Arbeitspapier.")
+    pdf.text(25, 78, "Weber, M. (2017). Dächer. Zeitschrift, 2, 1-4.")
+    pdf.set_font("helvetica", size=8)
+    pdf.text(25, 270, "\u00b9 Vgl. M\u00fcller 2019, S. 12.")
+    pdf.text(25, 275, "\u00b2 Weber 2017, S. 3.")
+    doc = extract_document(bytes(pdf.output()), "sup.pdf")
+    assert [(f.label, f.text) for f in doc.footnotes] == [("1", "Vgl. Müller 2019, S. 12."), ("2", "Weber 2017, S. 3.")]
+    citations = extract_citations(doc)
+    assert [(c.marker, c.claim, c.reference.key) for c in citations] == [
+        ("Müller 2019, S. 12", "Heat raises mortality among older adults.", "muller2019"),
+        ("Weber 2017, S. 3", "Roofs cool the top floor.", "weber2017")]
