@@ -57,25 +57,34 @@ _IN_PRESS = r"in\s+press|im\s+Druck"
 _YEAR = rf"(?:(?:19|20)\d{{2}}[a-z]?|{_NO_DATE}|{_IN_PRESS})"
 _ET_AL = r"(?:\s+(?:et\s+al\.?|u\.\s?a\.))"
 _LOCATOR = (r"(?:(?:p|pp|S|Kap|ch|chap|para|Abs|Rn|Tab|Fig)\.\s*\d+(?:\s*[–-]\s*\d+)?(?:\s*ff?\.)?"
-            r"|:\s*\d+(?:\s*[–-]\s*\d+)?)")
+            r"|:\s*\d+(?:\s*[–-]\s*\d+)?|\d{1,3}(?:\s*[–-]\s*\d{1,3})?(?![\d.]))")
 _PREFIX = r"(?:(?:see\s+also|see|cf\.|e\.\s?g\.,?|i\.\s?e\.,?|vgl\.(?:\s+auch)?|siehe(?:\s+auch)?|z\.\s?B\.)\s+)"
 _AUTHORS = (
     rf"{_LONG_NAME}{_ET_AL}?"
-    rf"|{_NAME}(?:,\s*{_NAME})*,?\s+(?:&|and|und)\s+{_NAME}"
+    rf"|{_NAME}(?:,\s*{_NAME})*,?\s+(?:&|and|und)\s+{_NAME}{_ET_AL}?"
+    rf"|{_NAME}(?:\s*/\s*{_NAME})+"
 )
+# "2019a, b": the letters after the first year name more works of that year.
+_YEARS = rf"{_YEAR}(?:,\s*(?:{_YEAR}|[a-z](?![\w.])))*"
+# A remark after the citation: "(see Smith, 2020, for a review)".
+_REMARK = r"(?:,?\s+(?:for|on|esp\.|especially|insbesondere|zur|zum|für|mit)\b[^;()]{0,80})?"
 _PAREN_ITEM = re.compile(
     rf"(?i:{_PREFIX})?"
-    rf"(?P<marker>(?P<authors>{_AUTHORS}),?\s+(?P<years>{_YEAR}(?:,\s*{_YEAR})*)(?:,?\s*(?P<locator>{_LOCATOR}))?)"
+    rf"(?P<marker>(?P<authors>{_AUTHORS}),?\s+(?P<years>{_YEARS})(?:,?\s*(?P<locator>{_LOCATOR}))?){_REMARK}"
 )
 _IBID = re.compile(rf"(?P<marker>(?:ebd|ebenda|ibid|ibidem)\.?(?:,?\s*(?P<locator>{_LOCATOR}))?)", re.I)
+_CITED_IN = re.compile(r"(?i),?\s*(?:as\s+cited\s+in|cited\s+in|quoted\s+in|zitiert\s+nach|zit\.\s+nach|"
+                       r"nach)\s+(?=[A-ZÄÖÜ])")
 _PAREN_GROUP = re.compile(r"\(([^()]{3,400})\)")
 _NARRATIVE = re.compile(
-    rf"(?<![\w'’-])(?P<authors>{_NAME}{_ET_AL}?|{_NAME}\s+(?:and|&|und)\s+{_NAME}{_ET_AL}?)(?:['’]s?)?"
-    rf"\s+\((?P<years>{_YEAR}(?:,\s*{_YEAR})*)(?:,?\s*(?P<locator>{_LOCATOR}))?\)"
+    rf"(?<![\w'’-])(?P<authors>{_NAME}{_ET_AL}?|{_NAME}\s+(?:and|&|und)\s+{_NAME}{_ET_AL}?"
+    rf"|{_NAME}(?:\s*/\s*{_NAME})+)(?:['’]s?)?"
+    rf"\s+\((?P<years>{_YEARS})(?:,?\s*(?P<locator>{_LOCATOR}))?\)"
 )
 _NUM_ITEM = r"\d{1,4}(?:\s*[–—-]\s*\d{1,4})?"
 _NUMERIC = re.compile(rf"\[(?P<items>{_NUM_ITEM}(?:\s*[,;]\s*{_NUM_ITEM})*)"
-                      rf"(?:,\s*(?P<locator>(?:p|pp|S|ch|Kap)\.\s*\d+(?:\s*[–-]\s*\d+)?))?\]")
+                      rf"(?:,\s*(?P<locator>(?:p|pp|S|ch|Kap)\.\s*\d+(?:\s*[–-]\s*\d+)?))?\]"
+                      rf"(?:\s*[–—-]\s*\[(?P<upto>\d{{1,4}})\])?")
 # Capitalised words that can stand before "(2020)" without being an author.
 _NOT_AUTHORS = frozenset({"In", "The", "Since", "During", "Until", "From", "Table", "Figure", "Im", "Seit", "Bis",
                           "Nach", "Laut", "According", "See", "Vgl", "Cf", "This", "These", "Dies", "Diese"})
@@ -490,7 +499,11 @@ def _parenthetical(text: str) -> list[tuple[int, _Marker]]:
     found = []
     for group in _PAREN_GROUP.finditer(text):
         offset = group.start(1)
-        for part in re.finditer(r"[^;]+", group.group(1)):
+        inner = group.group(1)
+        secondary = _CITED_IN.search(inner)
+        if secondary:  # the reader read the citing work, and only it is in the list
+            offset, inner = offset + secondary.end(), inner[secondary.end():]
+        for part in re.finditer(r"[^;]+", inner):
             found += _items(part.group(0), offset + part.start(), group.span(), "parenthetical")
     return found
 
@@ -517,7 +530,7 @@ def _narrative(text: str) -> list[tuple[int, _Marker]]:
         if match.group("authors").split()[0] in _NOT_AUTHORS:
             continue
         authors, et_al = _cited_names(match["authors"]), _et_al(match)
-        years = re.findall(_YEAR, match["years"])
+        years = _year_list(match["years"])
         for year in years:
             literal = match.group(0) if len(years) == 1 else f"{match['authors']} ({year})"
             marker = _Marker(text=_squash(literal), kind="narrative", group=match.span(), authors=authors,
@@ -529,7 +542,8 @@ def _narrative(text: str) -> list[tuple[int, _Marker]]:
 def _numeric(text: str) -> list[tuple[int, _Marker]]:
     found = []
     for match in _NUMERIC.finditer(text):
-        for number in _expand(match["items"]):
+        items = match["items"] + (f"-{match['upto']}" if match["upto"] else "")  # "[1]–[3]"
+        for number in _expand(items):
             found.append((match.start(), _Marker(text=f"[{number}]", kind="numeric", group=match.span(),
                                                  number=number, locator=match["locator"])))
     return found
@@ -563,8 +577,11 @@ def _footnote_items(part: str, span: tuple[int, int]) -> list[_Marker]:
             return [_Marker(text=_squash(f"{ref.authors[0]} {ref.year}"), kind="footnote", group=span,
                             authors=ref.authors, year=ref.year, reference=ref)]
     item = re.match(
-        rf"(?P<marker>(?P<authors>{_AUTHORS}),?\s+\(?(?P<years>{_YEAR}(?:,\s*{_YEAR})*)\)?"
+        rf"(?P<marker>(?P<authors>{_AUTHORS}),?\s+\(?(?P<years>{_YEARS})\)?"
         rf"(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
+    if item is None:  # a short title between name and year: "Müller, Hitze in Städten, 2019, S. 12"
+        item = re.match(rf"(?P<marker>(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*){_ET_AL}?,\s+[^;]{{1,120}}?"
+                        rf"\b(?P<years>{_YEAR})(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
     if item is None or item["authors"].split()[0] in _NOT_AUTHORS:
         return []
     return [_Marker(text=text, kind="footnote", group=span, authors=_cited_names(item["authors"]), et_al=_et_al(item),
@@ -586,10 +603,21 @@ def _et_al(match: re.Match) -> bool:
 
 def _split_years(item: re.Match) -> list[tuple[str, str]]:
     """(year, marker) per work: "Smith, 2019a, 2020" cites two; the first keeps the literal text."""
-    years = re.findall(_YEAR, item["years"])
+    years = _year_list(item["years"])
     authors = _squash(item["authors"])
     first = (years[0], _squash(item["marker"])) if len(years) == 1 else (years[0], f"{authors}, {years[0]}")
     return [first] + [(y, f"{authors}, {y}") for y in years[1:]]
+
+
+def _year_list(text: str) -> list[str]:
+    """"2019a, b, 2020" -> ["2019a", "2019b", "2020"]."""
+    years: list[str] = []
+    for token in re.split(r",\s*", text.strip()):
+        if re.fullmatch(r"[a-z]", token) and years and years[-1][:4].isdigit():
+            years.append(years[-1][:4] + token)
+        elif token:
+            years.append(token)
+    return years
 
 
 def _expand(items: str) -> list[int]:
@@ -605,7 +633,7 @@ def _expand(items: str) -> list[int]:
 
 def _cited_names(authors: str) -> list[str]:
     authors = re.sub(r"\s+(?:et\s+al\.?|u\.\s?a\.)", "", authors)
-    parts = re.split(r",|\s&\s|\sand\s|\sund\s", _squash(authors))
+    parts = re.split(r",|/|\s&\s|\sand\s|\sund\s", _squash(authors))
     return [_strip_particles(n.strip()) for n in parts if n.strip()]
 
 

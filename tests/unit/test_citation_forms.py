@@ -51,6 +51,10 @@ def one(body: str, references: str = REFERENCES):
     ("Shade helps (Fox, in press).", "Fox, in press", "foxin press"),
     ("Sleep matters (Lee, 2020a).", "Lee, 2020a", "lee2020a"),
     ("Exercise matters (Lee, 2020b).", "Lee, 2020b", "lee2020b"),
+    ("Streets stay warm (Baker 2019, 14).", "Baker 2019, 14", "baker2019"),  # Harvard page
+    ("Straßen bleiben warm (Baker/Cole 2019).", "Baker/Cole 2019", "baker2019"),  # German slash
+    ("Roofs cool cities (see Abel, 2020, for a review).", "Abel, 2020", "abel2020"),
+    ("Heat kills (Smith, 2019, as cited in Abel, 2020).", "Abel, 2020", "abel2020"),  # secondary citation
 ])
 def test_parenthetical_author_year_forms(body, marker, key):
     citation = one(body)
@@ -72,8 +76,9 @@ def test_several_works_in_one_parenthesis_share_the_claim():
     assert [c.locator for c in citations] == [None, None, "p. 3"]
 
 
-def test_several_years_of_one_author_are_two_citations():
-    citations = cite("Adolescents need sleep and exercise (Lee, 2020a, 2020b).")
+@pytest.mark.parametrize("years", ["2020a, 2020b", "2020a, b"])
+def test_several_years_of_one_author_are_two_citations(years):
+    citations = cite(f"Adolescents need sleep and exercise (Lee, {years}).")
     assert [c.reference.key for c in citations] == ["lee2020a", "lee2020b"]
 
 
@@ -126,6 +131,7 @@ Literaturverzeichnis
     ("Roofs cool [2-5].", [2, 3, 4, 5]),
     ("Roofs cool [1; 4].", [1, 4]),
     ("Roofs cool [3, p. 7].", [3]),
+    ("Roofs cool [1]–[3].", [1, 2, 3]),
 ])
 def test_numeric_forms(body, numbers):
     citations = cite(body, NUMERIC_REFS)
