@@ -64,7 +64,10 @@ def _paragraph_text(p) -> tuple[str, int, int]:
     for element in p.iter():
         tag = element.tag
         if tag == f"{_W}t":
-            parts.append(element.text or "")
+            text = element.text or ""
+            if _superscript(element) and re.fullmatch(r"\s*\d{1,3}(?:[,–-]\s?\d{1,3})*\s*", text):
+                text = "[^" + "".join(text.split()) + "]"  # a raised number: a mark (Vancouver cites so)
+            parts.append(text)
         elif tag == f"{_W}tab":
             parts.append(" ")
         elif tag in (f"{_W}br", f"{_W}cr"):
@@ -87,6 +90,12 @@ def _paragraph_text(p) -> tuple[str, int, int]:
         elif tag == f"{_W}noBreakHyphen":
             parts.append("-")
     return "".join(parts), before, after
+
+
+def _superscript(t) -> bool:
+    run = t.getparent()
+    align = run.find(f"{_W}rPr/{_W}vertAlign") if run is not None else None
+    return align is not None and align.get(f"{_W}val") == "superscript"
 
 
 def _heading_level(paragraph) -> int | None:

@@ -295,12 +295,15 @@ class _Layout:
         return self.builder.build(pages, metadata)
 
     def _footnotes(self, lines: list[_Line]) -> tuple[list[_Line], list[tuple[str, str]]]:
-        """Small lines at the page bottom that start with a number are footnotes."""
+        """Small lines at the page bottom that start with a number are footnotes, unless the
+        small print is most of the page."""
         zone: list[_Line] = []
         for line in sorted(lines, key=lambda l: l.y):
             if line.size > _SMALL * self.body:
                 break
             zone.insert(0, line)
+        if len(zone) * 2 > len(lines):
+            return lines, []  # most of the page is small print (a list set small): no footnotes
         notes: list[list[str]] = []
         for line in zone:
             label = line.label

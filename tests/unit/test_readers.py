@@ -190,3 +190,21 @@ def test_unicode_superscript_marks_and_footnote_labels_in_a_pdf():
     assert [(c.marker, c.claim, c.reference.key) for c in citations] == [
         ("Müller 2019, S. 12", "Heat raises mortality among older adults.", "muller2019"),
         ("Weber 2017, S. 3", "Roofs cool the top floor.", "weber2017")]
+
+
+def test_docx_superscript_numbers_cite_a_numbered_list():
+    import docx
+
+    from analysis.citations import extract_citations
+
+    document = docx.Document()
+    paragraph = document.add_paragraph("Green roofs cool the roof surface.")
+    paragraph.add_run("1,2").font.superscript = True
+    document.add_heading("References", level=1)
+    document.add_paragraph("1. Castillo R. Green roofs. Urban Clim. 2018;6:1-9.")
+    document.add_paragraph("2. Nakamura Y. Heat waves. Notes. 2020.")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    citations = extract_citations(extract_document(buffer.getvalue(), "v.docx"))
+    assert [(c.marker, c.claim, c.reference.first_author) for c in citations] == [
+        ("[1]", "Green roofs cool the roof surface.", "Castillo"), ("[2]", "Green roofs cool the roof surface.", "Nakamura")]
