@@ -86,8 +86,11 @@ _NUMERIC = re.compile(rf"\[(?P<items>{_NUM_ITEM}(?:\s*[,;]\s*{_NUM_ITEM})*)"
                       rf"(?:,\s*(?P<locator>(?:p|pp|S|ch|Kap)\.\s*\d+(?:\s*[–-]\s*\d+)?))?\]"
                       rf"(?:\s*[–—-]\s*\[(?P<upto>\d{{1,4}})\])?")
 # Capitalised words that can stand before "(2020)" without being an author.
-_NOT_AUTHORS = frozenset({"In", "The", "Since", "During", "Until", "From", "Table", "Figure", "Im", "Seit", "Bis",
-                          "Nach", "Laut", "According", "See", "Vgl", "Cf", "This", "These", "Dies", "Diese"})
+_NOT_AUTHORS = frozenset(
+    """In The Since During Until From Table Figure Fig Tab Im Seit Bis Nach Laut According See Vgl Cf This These
+    Dies Diese Before After As Stand Version Circa Ca Spring Summer Autumn Fall Winter Frühjahr Frühling Sommer
+    Herbst January February March April May June July August September October November December Januar Februar
+    März Mai Juni Juli Oktober Dezember Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Okt Dez""".split())
 
 _HEADING_WORDS = (r"(?:references|reference\s+list|list\s+of\s+references|bibliography|works\s+cited"
                   r"|literature(?:\s+cited)?|sources|literaturverzeichnis|literatur|quellenverzeichnis|quellen"
