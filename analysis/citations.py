@@ -810,6 +810,7 @@ class _PreparedSource:
 
 def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> SourceMatch:
     label = ref.label
+    sources = _distinct(sources)
     if ref.doi:
         hits = [s for s in sources if ref.doi.lower() in s.dois]
         if len(hits) == 1:
@@ -840,6 +841,17 @@ def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> SourceMa
     if len(by_metadata) > 1:
         return _ambiguous(by_metadata, label)
     return SourceMatch(reason=f"reference found but no uploaded source matches '{label}'")
+
+
+def _distinct(sources: list[_PreparedSource]) -> list[_PreparedSource]:
+    """One of each set of identical uploads (same text): copies are no ambiguity."""
+    seen: set[str] = set()
+    out = []
+    for source in sources:
+        if source.head not in seen:
+            seen.add(source.head)
+            out.append(source)
+    return out
 
 
 def _ambiguous(sources: list[_PreparedSource], label: str) -> SourceMatch:

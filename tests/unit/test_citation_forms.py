@@ -290,3 +290,10 @@ def test_a_source_that_only_mentions_the_author_further_down_gives_way_to_the_by
                           "As Abel (2020) showed, roofs cool.")]
     _, resolved = _resolve("Roofs cool (Abel, 2020).", sources, "\nReferences\n\nAbel, A. (2020). X. J, 1.\n")
     assert (resolved[0].source_id, resolved[0].method) == ("own", "author_year")
+
+
+def test_the_same_file_uploaded_twice_is_no_ambiguity():
+    text = "A study\nAnna Abel\n2020\nBody."
+    sources = [SourceInfo(id="1", filename="a.pdf", text=text), SourceInfo(id="2", filename="a copy.pdf", text=text)]
+    _, resolved = _resolve("Roofs cool (Abel, 2020).", sources)
+    assert (resolved[0].source_id, resolved[0].method) == ("1", "author_year")
