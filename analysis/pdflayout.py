@@ -226,7 +226,11 @@ def _finish_line(line: _Line, body: float) -> None:
             prev = frag
             continue
         if parts and prev is not None and not parts[-1].endswith(" ") and not text.startswith(" "):
-            if frag.x > prev.end - 0.2 * frag.size or text[:1].isalnum() and parts[-1][-1:].isalnum() is False:
+            # A space where the piece starts past the previous one's (estimated) end, or after
+            # punctuation; none inside a word split by a font change or kerning.
+            after_gap = frag.x > prev.end - 0.2 * frag.size
+            after_punctuation = text[:1].isalnum() and not parts[-1][-1:].isalnum()
+            if after_gap or after_punctuation:
                 text = " " + text
         parts.append(text)
         weights[round(frag.size, 1)] += len(frag.text)
