@@ -23,7 +23,7 @@ DEFAULT_OVERLAP_WORDS = 20
 #: Tokens ending in a period that do not end a sentence (English and German).
 _ABBREVIATIONS = frozenset(
     """al e.g i.e cf vgl z.b d.h bzw usw etc fig figs tab eq p pp s vol no nr
-    ed eds dr prof vs ca approx resp ibid et seq u.a""".split()
+    ed eds dr prof vs ca approx resp ibid et seq u.a n.d o j a kap abs ebd vgl bspw ggf""".split()
 )
 # A boundary candidate: sentence-final punctuation (maybe closed by a quote or
 # bracket), whitespace, then something that can start a sentence.
@@ -53,7 +53,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     A heuristic splitter: it knows common abbreviations ("et al.", "e.g.",
     "vgl.") and initials ("J. Smith"), which is what citation-heavy prose needs.
     """
-    cuts = {m.end() for m in _BOUNDARY.finditer(text) if not _ends_with_abbreviation(text, m.start())}
+    depth = _paren_depths(text)
+    cuts = {m.end() for m in _BOUNDARY.finditer(text)
+            if not _ends_with_abbreviation(text, m.start()) and depth[m.start()] == 0}
     for line in _HEADING_LINE.finditer(text):
         if len(line.group(0).split()) <= 8:
             cuts.update((line.start(), line.end()))
@@ -123,6 +125,22 @@ def _tail(sentences: list[str], overlap: int) -> list[str]:
             break
         kept.insert(0, sentence)
     return kept
+
+
+def _paren_depths(text: str) -> list[int]:
+    """How many parentheses are open at each offset: a sentence never ends inside one
+    ("(siehe Müller u. a., o. J., S. 3)"). A stray ")" never goes below zero, and a "("
+    left open closes at the paragraph's end."""
+    depths, depth = [], 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif ch == "\n" and depth and text.find(")", len(depths)) == -1:
+            depth = 0
+        depths.append(depth)
+    return depths
 
 
 def _ends_with_abbreviation(text: str, dot: int) -> bool:

@@ -1,23 +1,36 @@
 """Find cited claims in a thesis and resolve them to references and sources.
 
-Three steps, each pure:
+Three steps, each pure, working from a reader's `Document` (analysis/document.py):
 
-1. `parse_references` reads the reference list (the last section headed
-   References, Bibliography, Literatur or Literaturverzeichnis): numeric entries
-   ``[n] ...`` or author–year entries that start with surnames and carry a year.
-2. `extract_citations` finds every citation marker in the body, in both styles:
-   ``(Müller, 2019)``, ``(Smith et al., 2020; Lee 2018)``, ``Smith (2020)``,
-   ``(Smith & Jones, 2020)``, ``(Smith and Jones 2020)``, ``(Müller, 2019a)``,
-   ``[3]``, ``[1, 4–6]``, and resolves each to its `Reference`.
-3. `match_sources` ties references to uploaded sources: by DOI, then by first
-   author and year on the source's first page, then by title similarity.
+1. The reference list is what follows the last heading that names one, in English or
+   German and in any heading syntax: References, Bibliography, Works Cited, Literature,
+   Reference List, Sources, Literaturverzeichnis, Literatur, Quellenverzeichnis, Quellen
+   (``## References``, ``7 References``, ``7. Literatur``, ``REFERENCES:``). Its entries
+   are numeric (``[n] ...`` or ``n. ...``) or author–year; they never become citations.
+2. `extract_citations` finds every citation in the body paragraphs (headings are never
+   part of a claim):
 
-The claim of a citation is the sentence that contains its marker, **with every
-citation marker removed** (parenthetical groups, bracketed numbers and the
-author–year of narrative citations), because the judge compares what is
-asserted, not who asserted it; the untouched sentence is kept as `sentence`.
-A marker inside a bracket group (``[1, 4–6]``) is reported per number as
-``[1]``, ``[4]``, ``[5]``, ``[6]``.
+   * author–year (APA 7, Harvard), parenthetical ``(Müller, 2019)`` and narrative
+     ``Smith (2020)``; several works in one parenthesis ``(Smith et al., 2020; Lee 2018)``;
+     several years ``(Lee, 2018, 2019a)``; locators ``p.``/``pp.``/``S.``/``Kap.`` and
+     ``: 12``; ``et al.``/``u. a.``; ``&``/``and``/``und``; year suffixes ``2020a``;
+     ``n.d.``/``o. J.``; prefixes ``see``, ``see also``, ``cf.``, ``e.g.``, ``vgl.``,
+     ``siehe``, ``z. B.``; ``ebd.``/``ibid.`` (with or without a locator), which cite the
+     work of the citation before;
+   * numeric (IEEE, Vancouver): ``[1]``, ``[1, 3]``, ``[2–5]``, ``[2-5]``;
+   * footnotes: the sentence carrying the mark ``[^n]`` is the claim, and the footnote
+     holds an author–year (``Vgl. Müller 2019, S. 12.``), a full reference, or ``Ebd.``.
+
+   The claim is the clause the citation supports with every marker removed. A sentence
+   whose citations support different clauses ("X rose (A, 2020), whereas Y fell (B,
+   2019)") gives each citation its own clause. A narrative citation's reporting frame is
+   dropped when it only frames the content ("According to Castillo (2018), …",
+   "Castillo (2018) found that …", "Laut Müller (2019) …", "Müller (2019) zeigt, dass
+   …"); otherwise the name stays and only the year goes ("Castillo measured …").
+3. `resolve_sources` ties references to uploaded sources: by DOI; by first author and
+   year on the source's first pages; by title where two works of one author and year
+   (2020a/2020b) both fit; by the source's own metadata (PDF /Author, /Title); by title
+   similarity. Ambiguity is never guessed: the citation stays unresolved with the reason.
 """
 
 from __future__ import annotations
@@ -29,51 +42,111 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from analysis.chunking import sentence_spans
-from analysis.pdftext import Page
+from analysis.document import FOOTNOTE_MARK, Document, Page, Paragraph
 
 # Ranges like [1-9999] are typos or not citations; cap what one group expands to.
 MAX_RANGE = 50
 DOI_PATTERN = re.compile(r"^10\.\d{4,9}/\S+$")
 
-_PARTICLE = r"(?:(?:van|von|de|der|den|da|di|du|le|la|zu)\s+)"
-_NAME = _PARTICLE + r"*[A-ZÄÖÜ][\w'’-]+"
-_YEAR = r"(?:19|20)\d{2}[a-z]?"
-_LOCATOR = r"(?:p|pp|S|Kap|ch)\.\s*\d+(?:\s*[–-]\s*\d+)?"
+_PARTICLE = r"(?:(?:van|von|de|der|den|da|di|du|le|la|zu|ten|ter)\s+)"
+_WORD = r"[A-ZÄÖÜ](?:[\w-]|['’](?!s\b))+"  # "O'Brien", not "Castillo's"
+_NAME = _PARTICLE + rf"*{_WORD}"
+_LONG_NAME = _NAME + rf"(?:\s+(?:{_WORD}|of|for|and|für|und)){{0,4}}?"  # "World Health Organization"
+_NO_DATE = r"n\.\s?d\.|o\.\s?J\.|o\.\s?D\."
+_IN_PRESS = r"in\s+press|im\s+Druck"
+_YEAR = rf"(?:(?:19|20)\d{{2}}[a-z]?|{_NO_DATE}|{_IN_PRESS})"
+_ET_AL = r"(?:\s+(?:et\s+al\.?|u\.\s?a\.))"
+_LOCATOR = (r"(?:(?:p|pp|S|Kap|ch|chap|para|Abs|Rn|Tab|Fig)\.\s*\d+(?:\s*[–-]\s*\d+)?(?:\s*ff?\.)?"
+            r"|:\s*\d+(?:\s*[–-]\s*\d+)?|\d{1,3}(?:\s*[–-]\s*\d{1,3})?(?![\d.]))")
+_PREFIX = r"(?:(?:see\s+also|see|cf\.|e\.\s?g\.,?|i\.\s?e\.,?|vgl\.(?:\s+auch)?|siehe(?:\s+auch)?|z\.\s?B\.)\s+)"
 _AUTHORS = (
-    rf"{_NAME}(?:\s+et\s+al\.?)?"
-    rf"|{_NAME}(?:,\s*{_NAME})*,?\s+(?:&|and|und)\s+{_NAME}"
+    rf"{_LONG_NAME}{_ET_AL}?"
+    rf"|{_NAME}(?:,\s*{_NAME})*,?\s+(?:&|and|und)\s+{_NAME}{_ET_AL}?"
+    rf"|{_NAME}(?:\s*/\s*{_NAME})+"
 )
+# "2019a, b": the letters after the first year name more works of that year.
+_YEARS = rf"{_YEAR}(?:,\s*(?:{_YEAR}|[a-z](?![\w.])))*"
+# A remark after the citation: "(see Smith, 2020, for a review)".
+_REMARK = r"(?:,?\s+(?:for|on|esp\.|especially|insbesondere|zur|zum|für|mit)\b[^;()]{0,80})?"
 _PAREN_ITEM = re.compile(
-    rf"(?:(?:see|e\.g\.,?|cf\.|vgl\.|siehe|z\.\s?B\.)\s+)?"
-    rf"(?P<marker>(?P<authors>{_AUTHORS}),?\s+(?P<years>{_YEAR}(?:,\s*{_YEAR})*)(?:,\s*{_LOCATOR})?)"
+    rf"(?i:{_PREFIX})?"
+    rf"(?P<marker>(?P<authors>{_AUTHORS}),?\s+(?P<years>{_YEARS})(?:,?\s*(?P<locator>{_LOCATOR}))?){_REMARK}"
 )
-_PAREN_GROUP = re.compile(r"\(([^()]{4,400})\)")
+_IBID = re.compile(rf"(?P<marker>(?:ebd|ebenda|ibid|ibidem)\.?(?:,?\s*(?P<locator>{_LOCATOR}))?)", re.I)
+_CITED_IN = re.compile(r"(?i),?\s*(?:as\s+cited\s+in|cited\s+in|quoted\s+in|zitiert\s+nach|zit\.\s+nach|"
+                       r"nach)\s+(?=[A-ZÄÖÜ])")
+_PAREN_GROUP = re.compile(r"\(([^()]{3,400})\)")
 _NARRATIVE = re.compile(
-    rf"(?P<authors>{_NAME}(?:\s+et\s+al\.)?|{_NAME}\s+(?:and|&|und)\s+{_NAME})"
-    rf"\s+\((?P<years>{_YEAR}(?:,\s*{_YEAR})*)(?:,\s*{_LOCATOR})?\)"
+    rf"(?<![\w'’-])(?P<authors>{_NAME}{_ET_AL}?|{_NAME}\s+(?:and|&|und)\s+{_NAME}{_ET_AL}?"
+    rf"|{_NAME}(?:\s*/\s*{_NAME})+)(?:['’]s?)?"
+    rf"\s+\((?P<years>{_YEARS})(?:,?\s*(?P<locator>{_LOCATOR}))?\)"
 )
 _NUM_ITEM = r"\d{1,4}(?:\s*[–—-]\s*\d{1,4})?"
-_NUMERIC = re.compile(rf"\[(?P<items>{_NUM_ITEM}(?:\s*[,;]\s*{_NUM_ITEM})*)\]")
+_NUMERIC = re.compile(rf"\[(?P<items>{_NUM_ITEM}(?:\s*[,;]\s*{_NUM_ITEM})*)"
+                      rf"(?:,\s*(?P<locator>(?:p|pp|S|ch|Kap)\.\s*\d+(?:\s*[–-]\s*\d+)?))?\]"
+                      rf"(?:\s*[–—-]\s*\[(?P<upto>\d{{1,4}})\])?")
 # Capitalised words that can stand before "(2020)" without being an author.
-_NOT_AUTHORS = frozenset({"In", "The", "Since", "During", "Until", "From", "Table", "Figure", "Im", "Seit"})
+_NOT_AUTHORS = frozenset(
+    """In The Since During Until From Table Figure Fig Tab Im Seit Bis Nach Laut According See Vgl Cf This These
+    Dies Diese Before After As Stand Version Circa Ca Spring Summer Autumn Fall Winter Frühjahr Frühling Sommer
+    Herbst January February March April May June July August September October November December Januar Februar
+    März Mai Juni Juli Oktober Dezember Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Okt Dez""".split())
 
+_HEADING_WORDS = (r"(?:references|reference\s+list|list\s+of\s+references|bibliography|works\s+cited"
+                  r"|literature(?:\s+cited)?|sources|literaturverzeichnis|literatur|quellenverzeichnis|quellen"
+                  r"|quellenangaben)")
+_HEADING_TEXT = re.compile(
+    rf"(?i)^[ \t]*(?:#{{1,6}}[ \t]*)?(?:(?:\d+|[IVX]+|[A-Z])(?:\.\d+)*\.?[ \t]+)?{_HEADING_WORDS}[ \t]*:?[ \t#]*$")
 _HEADING = re.compile(
-    r"(?im)^[ \t]*(?:\d+(?:\.\d+)*\.?[ \t]+)?"
-    r"(?:references|bibliography|works cited|literatur|literaturverzeichnis|quellenverzeichnis)"
-    r"[ \t]*:?[ \t]*$"
-)
+    rf"(?im)^[ \t]*(?:#{{1,6}}[ \t]*)?(?:(?:\d+|[IVX]+)(?:\.\d+)*\.?[ \t]+)?{_HEADING_WORDS}[ \t]*:?[ \t#]*$")
 _NUMERIC_ENTRY = re.compile(r"(?m)^[ \t]*\[(\d{1,4})\][ \t]*")
+_DOTTED_ENTRY = re.compile(r"(?m)^[ \t]*(\d{1,4})\.[ \t]+(?=\S)")
 _AUTHOR_YEAR_START = re.compile(
     rf"^\s*{_NAME}(?:\s[A-ZÄÖÜ][\w'’-]+)?,\s+(?:[A-ZÄÖÜ]\.|[A-ZÄÖÜ][a-zäöüß]+)"
 )
 _DOI_IN_TEXT = re.compile(r"10\.\d{4,9}/[^\s\"<>]+")
-_YEAR_IN_TEXT = re.compile(rf"\b({_YEAR})\b")
+_YEAR_IN_TEXT = re.compile(rf"(?<![\w.])({_YEAR})(?!\w)")
 _SURNAME_INITIALS = re.compile(rf"({_NAME}),\s+(?:[A-ZÄÖÜ]\.[\s-]?)+")
 _INITIALS_SURNAME = re.compile(rf"(?:[A-ZÄÖÜ]\.\s?)+\s*({_NAME})")
+_VANCOUVER = re.compile(rf"^\s*{_NAME}\s+[A-ZÄÖÜ]{{1,3}}(?:,\s*{_NAME}\s+[A-ZÄÖÜ]{{1,3}})*(?:,?\s*et\s+al)?\s*$")
+_VANCOUVER_NAME = re.compile(rf"({_NAME})\s+[A-ZÄÖÜ]{{1,3}}\b")
 _STOP = frozenset(
     """a an the of and or in on for to with by from at as is are was were be this that
     its their der die das und oder in im von zu mit für auf ein eine einer des den""".split()
 )
+_REPORTING = (
+    r"(?:found|find|finds|showed|shows|show|shown|reported|reports|report|demonstrated|demonstrates|demonstrate"
+    r"|argued|argues|argue|stated|states|state|noted|notes|note|observed|observes|observe|concluded|concludes"
+    r"|conclude|suggested|suggests|suggest|claimed|claims|claim|indicated|indicates|indicate|estimated"
+    r"|estimates|estimate|confirmed|confirms|confirm|established|establishes|proposed|proposes|explained"
+    r"|explains|pointed\s+out|points\s+out|emphasi[sz]ed|emphasi[sz]es|highlighted|highlights|documented"
+    r"|documents|wrote|writes|holds|held|revealed|reveals|determined|determines"
+    r"|zeigt|zeigen|zeigte|zeigten|fand|fanden|findet|finden|berichtet|berichten|berichtete|berichteten"
+    r"|stellt\s+fest|stellen\s+fest|stellte\s+fest|stellten\s+fest|argumentiert|argumentieren|belegt|belegen"
+    r"|belegte|betont|betonen|weist\s+nach|wiesen\s+nach|wies\s+nach|kommt\s+zu\s+dem\s+(?:Schluss|Ergebnis)"
+    r"|kam\s+zu\s+dem\s+(?:Schluss|Ergebnis)|schreibt|schreiben|beschreibt|beschreiben|erklärt|erklären"
+    r"|schätzt|schätzen|bestätigt|bestätigen)"
+)
+_FRAME_BEFORE = re.compile(
+    r"(?i)(?:^|(?<=[\s,;(]))(?:according\s+to|as\s+(?:reported|shown|noted|argued|described|found|"
+    r"demonstrated)\s+by|laut|nach|gemäß|zufolge)\s*$")
+_FRAME_AFTER = re.compile(
+    rf"^\s*,?\s*(?:(?:also|further|furthermore|similarly|recently|likewise|auch|zudem|ebenfalls|außerdem"
+    rf"|bereits|schon)\s+)?{_REPORTING}\s*(?:,\s*)?(?:that|dass|daß)\b\s*,?\s*")
+_FRAME_ZUFOLGE = re.compile(r"^\s*zufolge\s*,?\s*", re.I)
+_SPLIT_AFTER = re.compile(
+    r"^\s*(?:[,;:]|(?:whereas|while|whilst|but|although|though|however|während|wohingegen|aber|jedoch"
+    r"|doch|obwohl|sondern)\b)", re.I)
+_BOUNDARY_BEFORE = re.compile(
+    r"(?:[,;:]|\b(?:whereas|while|whilst|but|although|während|wohingegen|aber|jedoch))\s*"
+    r"(?:(?:according\s+to|as\s+\w+\s+by|laut|nach|gemäß)\s*)?$", re.I)
+_BOUNDARY_INSIDE = re.compile(
+    r";|,\s*(?=(?:whereas|while|whilst|but|although|though|however|während|wohingegen|aber|jedoch|doch"
+    r"|obwohl|sondern)\b)", re.I)
+_MARK_AFTER_STOP = re.compile(r"([.!?])((?:\[\^[^\]\s]+\])+)")
+_LEADING_CONNECTOR = re.compile(
+    r"^(?:\s|[,;:]|(?:whereas|while|whilst|but|and|or|although|though|however|yet|während|wohingegen|aber"
+    r"|und|oder|jedoch|doch|obwohl|sondern|sowie)\b)+", re.I)
 
 
 class Reference(BaseModel):
@@ -82,7 +155,7 @@ class Reference(BaseModel):
     key: str  #: "[3]" for numeric entries, "smith2020" for author–year ones
     number: int | None = None
     authors: list[str] = Field(default_factory=list)  #: surnames, in order
-    year: str | None = None  #: with its letter suffix, "2019a"
+    year: str | None = None  #: with its letter suffix, "2019a"; "n.d." when undated
     title: str | None = None
     doi: str | None = None
     raw: str
@@ -92,19 +165,36 @@ class Reference(BaseModel):
         """The first author's surname, if one was found."""
         return self.authors[0] if self.authors else None
 
+    @property
+    def label(self) -> str:
+        """How a reader names it: "[3]" or "Smith 2020"."""
+        if self.number is not None:
+            return f"[{self.number}]"
+        names = self.first_author
+        if names and len(self.authors) > 2:
+            names += " et al."
+        elif names and len(self.authors) == 2:
+            names += f" & {self.authors[1]}"
+        return " ".join(filter(None, [names, self.year])) or self.raw[:40]
+
 
 class Citation(BaseModel):
     """One citation of one reference, in one sentence of the thesis."""
 
     ordinal: int = Field(ge=0)  #: position among all citations, in reading order
-    claim: str  #: the sentence with all citation markers removed
-    sentence: str  #: the sentence as written
-    marker: str  #: the literal text of this citation: "Smith et al., 2020", "[4]"
+    claim: str  #: the clause the citation supports, every citation marker removed
+    sentence: str  #: the sentence as written (footnote marks removed)
+    marker: str  #: the literal text of this citation: "Smith et al., 2020", "[4]", "ebd., S. 5"
+    #: parenthetical | narrative | numeric | footnote | ibid
+    kind: str = "parenthetical"
+    locator: str | None = None  #: "p. 12", "S. 4–5"
     page: int | None = None
     cited_authors: list[str] = Field(default_factory=list)
     cited_year: str | None = None
     cited_number: int | None = None
     reference: Reference | None = None
+    #: why `reference` is None: no entry, or several entries fit equally
+    unresolved_reason: str | None = None
 
 
 class SourceInfo(BaseModel):
@@ -113,7 +203,16 @@ class SourceInfo(BaseModel):
     id: str
     filename: str
     text: str  #: the text of its first page(s)
-    metadata: dict[str, str] = Field(default_factory=dict)  #: optional doi, title, author, year
+    #: optional doi, title, author, created_year (PDF metadata stored at parse time)
+    metadata: dict[str, str] = Field(default_factory=dict)
+
+
+class SourceMatch(BaseModel):
+    """How a citation was tied to an uploaded source, or why it was not."""
+
+    source_id: str | None = None
+    method: str | None = None  #: doi | author_year | title | metadata
+    reason: str | None = None  #: why nothing matched (None when matched)
 
 
 def is_valid_doi(s: str) -> bool:
@@ -121,8 +220,19 @@ def is_valid_doi(s: str) -> bool:
     return bool(DOI_PATTERN.match(s.strip()))
 
 
+def normalize_doi(s: str) -> str | None:
+    """The bare, lower-case DOI in `s` ("https://doi.org/10.1/X." → "10.1/x"), or None."""
+    found = _find_doi(s)
+    return found.lower() if found else None
+
+
+def is_reference_heading(text: str) -> bool:
+    """True if `text` (a heading or a line on its own) names a reference list."""
+    return bool(_HEADING_TEXT.match(" ".join(text.split()))) if len(text) < 60 else False
+
+
 def find_reference_section(text: str) -> tuple[str, str]:
-    """Split `text` into (body, reference list) at the last reference heading.
+    """Split `text` into (body, reference list) at the last reference heading line.
 
     The last heading wins because a table of contents names the section too.
     Without a heading the whole text is body and the list is empty.
@@ -135,55 +245,72 @@ def find_reference_section(text: str) -> tuple[str, str]:
 
 
 def parse_references(section: str) -> list[Reference]:
-    """Parse a reference list, numeric (``[n] ...``) or author–year."""
+    """Parse a reference list, numeric (``[n] ...`` or ``n. ...``) or author–year."""
     if _NUMERIC_ENTRY.search(section):
-        return _numeric_references(section)
+        return _numeric_references(section, _NUMERIC_ENTRY)
+    dotted = [int(n) for n in _DOTTED_ENTRY.findall(section)]
+    if len(dotted) >= 2 and dotted[:2] == [1, 2]:
+        return _numeric_references(section, _DOTTED_ENTRY)
     return _unique_keys([_reference(entry) for entry in _author_year_entries(section)])
 
 
-def extract_citations(thesis: str | Sequence[Page]) -> list[Citation]:
+def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]:
     """Find every citation in the body of a thesis and resolve it to a reference.
 
-    Pass pages to get page numbers; a plain string gives `page=None`.
+    Pass a `Document` (or pages) to get page numbers; a plain string gives `page=None`.
     """
-    text, starts = _join_pages(thesis)
-    body, section = find_reference_section(text)
+    from analysis.readers import text_document
+
+    if isinstance(thesis, Document):
+        document, paged = thesis, True
+    elif isinstance(thesis, str):
+        document, paged = text_document([Page(number=1, text=thesis)]), False
+    else:
+        document, paged = text_document(list(thesis)), True
+    body, section = _split_document(document)
     references = parse_references(section)
     numeric_style = not references or references[0].number is not None
-    found = _find_markers(body, numeric_style)
+    footnotes = {f.label: f.text for f in document.footnotes}
     citations: list[Citation] = []
-    for (start, end), sentence_markers in _by_sentence(body, found):
-        sentence = body[start:end]
-        for offset, marker in sentence_markers:
-            citation = Citation(
-                ordinal=len(citations),
-                claim=_claim(sentence),
-                sentence=_squash(sentence),
-                marker=marker.text,
-                page=_page_of(offset, starts),
-                cited_authors=marker.authors,
-                cited_year=marker.year,
-                cited_number=marker.number,
-                reference=_resolve(marker, references),
-            )
-            citations.append(citation)
+    previous: _Marker | None = None
+    for paragraph in body:
+        # A footnote mark after the full stop belongs to the sentence before it.
+        text = _MARK_AFTER_STOP.sub(r"\2\1", " ".join(paragraph.text.split()))
+        found = _find_markers(text, numeric_style, footnotes)
+        for (start, end), in_sentence in _by_sentence(text, found):
+            sentence = text[start:end]
+            claims = _clauses(sentence, start, [m for _, m in in_sentence])
+            for offset, marker in in_sentence:
+                claim = claims[marker.group]
+                if marker.kind == "ibid":
+                    marker = _ibid(marker, previous)
+                reference, reason = _resolve(marker, references)
+                citations.append(Citation(
+                    ordinal=len(citations), claim=claim,
+                    sentence=_squash(FOOTNOTE_MARK.sub("", sentence)), marker=marker.text, kind=marker.kind,
+                    locator=marker.locator, page=paragraph.page_at(offset, text) if paged else None,
+                    cited_authors=marker.authors, cited_year=marker.year, cited_number=marker.number,
+                    reference=reference, unresolved_reason=reason,
+                ))
+                previous = marker
     return citations
 
 
-def match_sources(citations: Iterable[Citation], sources: Sequence[SourceInfo]) -> dict[int, str | None]:
-    """Map each citation's ordinal to the id of the uploaded source it cites, or None.
+def resolve_sources(citations: Iterable[Citation], sources: Sequence[SourceInfo]) -> dict[int, SourceMatch]:
+    """Each citation's ordinal → its source, the method that found it, or why none was.
 
-    Tried in order: the reference's DOI found in a source's text or metadata; the
-    first author's surname and the year on the source's first page; the title's
-    words on the first page. A citation without a resolved reference maps to None.
+    Tried in order: the reference's DOI in a source's text or metadata; the first author's
+    surname and the year on the source's first pages (several such sources: the one whose
+    text holds the reference's title clearly best); the source's metadata; the title's
+    words alone. Two sources that fit equally leave the citation unresolved, with the reason.
     """
     prepared = [_PreparedSource(s) for s in sources]
-    cache: dict[str, str | None] = {}
-    result: dict[int, str | None] = {}
+    cache: dict[str, SourceMatch] = {}
+    result: dict[int, SourceMatch] = {}
     for citation in citations:
         ref = citation.reference
         if ref is None:
-            result[citation.ordinal] = None
+            result[citation.ordinal] = SourceMatch(reason=citation.unresolved_reason or "no reference entry")
             continue
         if ref.key not in cache:
             cache[ref.key] = _match_reference(ref, prepared)
@@ -191,11 +318,55 @@ def match_sources(citations: Iterable[Citation], sources: Sequence[SourceInfo]) 
     return result
 
 
+def match_sources(citations: Iterable[Citation], sources: Sequence[SourceInfo]) -> dict[int, str | None]:
+    """Map each citation's ordinal to the id of the uploaded source it cites, or None."""
+    return {o: m.source_id for o, m in resolve_sources(citations, sources).items()}
+
+
+# --- the document's parts ---------------------------------------------------
+
+
+def _split_document(document: Document) -> tuple[list[Paragraph], str]:
+    """(body paragraphs, reference list text). The list is what follows the last reference
+    heading up to the next heading of its level or above (an appendix stays body)."""
+    paragraphs = sorted(document.paragraphs, key=lambda p: p.position)
+    heads = [h for h in document.headings if is_reference_heading(h.text)]
+    if not heads:
+        return _split_inline(paragraphs)
+    head = max(heads, key=lambda h: h.position)
+    after = [h for h in document.headings if h.position > head.position and h.level <= head.level]
+    end = min((h.position for h in after), default=None)
+    in_list = [p for p in paragraphs if p.position > head.position and (end is None or p.position < end)]
+    body = [p for p in paragraphs if p.position < head.position or (end is not None and p.position > end)]
+    return body, "\n".join(_entry_lines(p.text) for p in in_list)
+
+
+def _split_inline(paragraphs: list[Paragraph]) -> tuple[list[Paragraph], str]:
+    """No heading was recognised: a line of a paragraph may still be one."""
+    for i in range(len(paragraphs) - 1, -1, -1):
+        lines = paragraphs[i].text.splitlines()
+        for j in range(len(lines) - 1, -1, -1):
+            if is_reference_heading(lines[j]):
+                before = "\n".join(lines[:j]).strip()
+                body = paragraphs[:i] + ([paragraphs[i].model_copy(update={"text": before})] if before else [])
+                rest = "\n".join(lines[j + 1:])
+                return body, "\n".join([rest] + [_entry_lines(p.text) for p in paragraphs[i + 1:]])
+    return paragraphs, ""
+
+
+def _entry_lines(text: str) -> str:
+    """A paragraph of the list: if it holds one entry, one line, so wrapped lines stay one."""
+    lines = text.splitlines()
+    starts = sum(bool(_AUTHOR_YEAR_START.match(l) or _NUMERIC_ENTRY.match(l) or _DOTTED_ENTRY.match(l))
+                 for l in lines)
+    return " ".join(lines) if starts <= 1 else text
+
+
 # --- reference list ---------------------------------------------------------
 
 
-def _numeric_references(section: str) -> list[Reference]:
-    parts = _NUMERIC_ENTRY.split(section)
+def _numeric_references(section: str, pattern: re.Pattern) -> list[Reference]:
+    parts = pattern.split(section)
     refs = []
     for number, body in zip(parts[1::2], parts[2::2]):
         entry = _squash(body)
@@ -215,27 +386,47 @@ def _unique_keys(refs: list[Reference]) -> list[Reference]:
 
 
 def _author_year_entries(section: str) -> list[str]:
-    """Group wrapped lines into entries: a new entry starts with "Surname, X."."""
+    """Group wrapped lines into entries: a new entry starts with "Surname, X." once the
+    entry before has its year; a line holding a whole entry (one paragraph) is one."""
     entries: list[str] = []
     for line in section.splitlines():
-        if not line.strip() or line.strip().isdigit():  # blank lines, page numbers
+        if not line.strip() or _PAGE_NUMBER_LINE.match(line):  # blank lines, page numbers
             continue
-        starts_entry = bool(_AUTHOR_YEAR_START.match(line))
+        starts_entry = bool(_AUTHOR_YEAR_START.match(line)) or (
+            bool(_YEAR_IN_TEXT.search(line)) and len(line.split()) >= 6 and bool(re.match(r"\s*[A-ZÄÖÜ]", line))
+            and (not entries or _YEAR_IN_TEXT.search(entries[-1]) is not None) and _looks_whole(line))
         if starts_entry and (not entries or _YEAR_IN_TEXT.search(entries[-1])):
             entries.append(line.strip())
         elif entries:
             entries[-1] += " " + line.strip()
+        else:
+            entries.append(line.strip())
     return [_squash(e) for e in entries]
+
+
+_PAGE_NUMBER_LINE = re.compile(r"^\s*\d{1,4}\s*$")
+
+
+def _looks_whole(line: str) -> bool:
+    """A corporate-author entry on one line: "World Health Organization (2020). Title. …"."""
+    return bool(re.match(rf"^\s*[A-ZÄÖÜ][^()]{{1,80}}\(?{_YEAR}\)?[.,]", line))
 
 
 def _reference(entry: str) -> Reference:
     doi = _find_doi(entry)
-    plain = _DOI_IN_TEXT.sub(" ", re.sub(r"https?://\S+", " ", entry))
+    plain = _DOI_IN_TEXT.sub(" ", re.sub(r"(?i)(?:https?://|doi:\s*)\S+", " ", entry))
     year_match = re.search(rf"\(({_YEAR})\)", plain) or _YEAR_IN_TEXT.search(plain)
-    year = year_match.group(1) if year_match else None
+    year = _year(year_match.group(1)) if year_match else None
     authors = _surnames(_author_segment(plain, year_match))
     key = f"{_name_key(authors[0]) if authors else 'anon'}{year or ''}"
     return Reference(key=key, authors=authors, year=year, title=_title(plain, year_match), doi=doi, raw=entry)
+
+
+def _year(text: str) -> str:
+    """"2019a" stays; every spelling of "no date" (n.d., o. J.) is "n.d."."""
+    if re.fullmatch(_IN_PRESS, text.strip()):
+        return "in press"
+    return "n.d." if re.fullmatch(_NO_DATE, text.strip()) else text.strip()
 
 
 def _author_segment(entry: str, year_match: re.Match | None) -> str:
@@ -248,20 +439,32 @@ def _author_segment(entry: str, year_match: re.Match | None) -> str:
 def _surnames(segment: str) -> list[str]:
     names = [m.group(1) for m in _SURNAME_INITIALS.finditer(segment)]
     if not names:
+        names = _vancouver_names(segment)
+    if not names:
         names = [m.group(1) for m in _INITIALS_SURNAME.finditer(segment)]
     if not names:
-        first = re.search(_NAME, segment)
+        first = re.search(_LONG_NAME + r"(?=[\s.,(]|$)", segment.strip(" .,("))
         names = [first.group(0)] if first else []
     return [_strip_particles(n) for n in names]
+
+
+def _vancouver_names(segment: str) -> list[str]:
+    """Vancouver: "Castillo R, Feld AB, Moreau J. Title. …" (initials without dots)."""
+    head = segment.split(". ")[0]
+    if not _VANCOUVER.match(head):
+        return []
+    return [m.group(1) for m in _VANCOUVER_NAME.finditer(head)]
 
 
 def _title(entry: str, year_match: re.Match | None) -> str | None:
     quoted = re.search(r"[\"“](.{6,300}?)[,.]?[\"”]", entry)
     if quoted:
         return quoted.group(1).strip(" ,.")
+    if _VANCOUVER.match(entry.split(". ")[0]) and entry.count(". ") >= 1:
+        return entry.split(". ")[1].strip(" .") or None
     if year_match is None:
         return None
-    after = entry[year_match.end() :].lstrip(" ).,")
+    after = entry[year_match.end() :].lstrip(" ).,:")
     # The title runs to the first full stop that is followed by a capital (the venue).
     end = re.search(r"[.?!](?=\s+[A-ZÄÖÜ]|\s*$)", after)
     title = after[: end.start() if end else len(after)].strip()
@@ -270,7 +473,7 @@ def _title(entry: str, year_match: re.Match | None) -> str | None:
 
 def _find_doi(text: str) -> str | None:
     match = _DOI_IN_TEXT.search(text)
-    return match.group(0).rstrip(".,;)]") if match else None
+    return match.group(0).rstrip(".,;)]>") if match else None
 
 
 # --- markers in the body ----------------------------------------------------
@@ -278,65 +481,146 @@ def _find_doi(text: str) -> str | None:
 
 class _Marker(BaseModel):
     text: str
+    kind: str
+    group: tuple[int, int]  #: the span of the whole marker group in the paragraph
     authors: list[str] = Field(default_factory=list)
     et_al: bool = False
     year: str | None = None
     number: int | None = None
+    locator: str | None = None
+    reference: Reference | None = None  #: a full reference written in a footnote
 
 
-def _find_markers(body: str, numeric_style: bool) -> list[tuple[int, _Marker]]:
-    found = _parenthetical(body) + _narrative(body)
+def _find_markers(text: str, numeric_style: bool, footnotes: dict[str, str]) -> list[tuple[int, _Marker]]:
+    found = _parenthetical(text) + _narrative(text) + _footnote_marks(text, footnotes, numeric_style)
     if numeric_style:
-        found += _numeric(body)
+        found += _numeric(text)
     return sorted(found, key=lambda item: item[0])
 
 
-def _parenthetical(body: str) -> list[tuple[int, _Marker]]:
+def _parenthetical(text: str) -> list[tuple[int, _Marker]]:
     found = []
-    for group in _PAREN_GROUP.finditer(body):
+    for group in _PAREN_GROUP.finditer(text):
         offset = group.start(1)
-        for part in re.finditer(r"[^;]+", group.group(1)):
-            item = _PAREN_ITEM.fullmatch(part.group(0).strip())
-            if item is None:
-                continue
-            pos = offset + part.start() + part.group(0).index(item.group("marker"))
-            for year, text in _split_years(item):
-                marker = _Marker(text=text, authors=_cited_names(item["authors"]), et_al=_et_al(item), year=year)
-                found.append((pos, marker))
+        inner = group.group(1)
+        secondary = _CITED_IN.search(inner)
+        if secondary:  # the reader read the citing work, and only it is in the list
+            offset, inner = offset + secondary.end(), inner[secondary.end():]
+        for part in re.finditer(r"[^;]+", inner):
+            found += _items(part.group(0), offset + part.start(), group.span(), "parenthetical")
     return found
 
 
-def _narrative(body: str) -> list[tuple[int, _Marker]]:
+def _items(part: str, offset: int, span: tuple[int, int], kind: str) -> list[tuple[int, _Marker]]:
+    """The citations of one ``;``-separated item: a work (maybe several years) or ebd./ibid."""
+    stripped = part.strip()
+    ibid = _IBID.fullmatch(re.sub(rf"(?i)^{_PREFIX}", "", stripped))
+    if ibid:
+        pos = offset + part.index(ibid.group("marker"))
+        return [(pos, _Marker(text=_squash(ibid["marker"]), kind="ibid", group=span, locator=ibid["locator"]))]
+    item = _PAREN_ITEM.fullmatch(stripped) or _PAREN_ITEM.fullmatch(stripped.rstrip("."))
+    if item is None or item["authors"].split()[0] in _NOT_AUTHORS:
+        return []
+    pos = offset + part.index(item.group("marker"))
+    return [(pos, _Marker(text=text, kind=kind, group=span, authors=_cited_names(item["authors"]),
+                          et_al=_et_al(item), year=_year(year), locator=item["locator"]))
+            for year, text in _split_years(item)]
+
+
+def _narrative(text: str) -> list[tuple[int, _Marker]]:
     found = []
-    for match in _NARRATIVE.finditer(body):
+    for match in _NARRATIVE.finditer(text):
         if match.group("authors").split()[0] in _NOT_AUTHORS:
             continue
         authors, et_al = _cited_names(match["authors"]), _et_al(match)
-        for year in re.findall(_YEAR, match["years"]):
-            text = _squash(f"{match['authors']} ({year})")
-            marker = _Marker(text=text, authors=authors, et_al=et_al, year=year)
+        years = _year_list(match["years"])
+        for year in years:
+            literal = match.group(0) if len(years) == 1 else f"{match['authors']} ({year})"
+            marker = _Marker(text=_squash(literal), kind="narrative", group=match.span(), authors=authors,
+                             et_al=et_al, year=_year(year), locator=match["locator"])
             found.append((match.start(), marker))
     return found
 
 
-def _numeric(body: str) -> list[tuple[int, _Marker]]:
+def _numeric(text: str) -> list[tuple[int, _Marker]]:
     found = []
-    for match in _NUMERIC.finditer(body):
-        for number in _expand(match["items"]):
-            found.append((match.start(), _Marker(text=f"[{number}]", number=number)))
+    for match in _NUMERIC.finditer(text):
+        items = match["items"] + (f"-{match['upto']}" if match["upto"] else "")  # "[1]–[3]"
+        for number in _expand(items):
+            found.append((match.start(), _Marker(text=f"[{number}]", kind="numeric", group=match.span(),
+                                                 number=number, locator=match["locator"])))
     return found
 
 
+def _footnote_marks(text: str, footnotes: dict[str, str], numeric_style: bool) -> list[tuple[int, _Marker]]:
+    """A footnote mark cites what its footnote holds: author–year items, a full reference, ebd.
+    A raised number without a footnote, in a thesis with a numbered list, is a numeric
+    citation set in superscript (Vancouver)."""
+    found = []
+    for mark in FOOTNOTE_MARK.finditer(text):
+        note = footnotes.get(mark.group(1))
+        if not note:
+            if numeric_style and re.fullmatch(rf"{_NUM_ITEM}(?:,{_NUM_ITEM})*", mark.group(1)):
+                found += [(mark.start(), _Marker(text=f"[{n}]", kind="numeric", group=mark.span(), number=n))
+                          for n in _expand(mark.group(1))]
+            continue
+        for part in re.finditer(r"[^;]+", note):
+            found += [(mark.start(), m) for m in _footnote_items(part.group(0), mark.span())]
+    return found
+
+
+def _footnote_items(part: str, span: tuple[int, int]) -> list[_Marker]:
+    stripped = re.sub(rf"(?i)^\s*{_PREFIX}", "", part.strip()).strip()
+    ibid = _IBID.match(stripped)
+    if ibid and re.fullmatch(r"[\s.,]*", stripped[ibid.end():]):
+        return [_Marker(text=_squash(ibid["marker"]), kind="ibid", group=span, locator=ibid["locator"])]
+    if _AUTHOR_YEAR_START.match(stripped) and _YEAR_IN_TEXT.search(stripped) and len(stripped.split()) > 5:
+        ref = _reference(stripped)  # a full reference: "Müller, A. (2019). Title. Journal."
+        if ref.authors and ref.year:
+            return [_Marker(text=_squash(f"{ref.authors[0]} {ref.year}"), kind="footnote", group=span,
+                            authors=ref.authors, year=ref.year, reference=ref)]
+    item = re.match(
+        rf"(?P<marker>(?P<authors>{_AUTHORS}),?\s+\(?(?P<years>{_YEARS})\)?"
+        rf"(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
+    if item is None:  # a short title between name and year: "Müller, Hitze in Städten, 2019, S. 12"
+        item = re.match(rf"(?P<marker>(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*){_ET_AL}?,\s+[^;]{{1,120}}?"
+                        rf"\b(?P<years>{_YEAR})(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
+    if item is None or item["authors"].split()[0] in _NOT_AUTHORS:
+        return []
+    return [_Marker(text=text, kind="footnote", group=span, authors=_cited_names(item["authors"]), et_al=_et_al(item),
+                    year=_year(year), locator=item["locator"]) for year, text in _split_years(item)]
+
+
+def _ibid(marker: _Marker, previous: _Marker | None) -> _Marker:
+    """ebd./ibid. cites the work of the citation before it."""
+    if previous is None:
+        return marker
+    return marker.model_copy(update={
+        "authors": previous.authors, "et_al": previous.et_al, "year": previous.year, "number": previous.number,
+        "reference": previous.reference})
+
+
 def _et_al(match: re.Match) -> bool:
-    return re.search(r"\bet\s+al\b", match["authors"]) is not None
+    return re.search(r"\b(?:et\s+al|u\.\s?a)\b", match["authors"]) is not None
 
 
 def _split_years(item: re.Match) -> list[tuple[str, str]]:
     """(year, marker) per work: "Smith, 2019a, 2020" cites two; the first keeps the literal text."""
-    years = re.findall(_YEAR, item["years"])
+    years = _year_list(item["years"])
     authors = _squash(item["authors"])
     first = (years[0], _squash(item["marker"])) if len(years) == 1 else (years[0], f"{authors}, {years[0]}")
     return [first] + [(y, f"{authors}, {y}") for y in years[1:]]
+
+
+def _year_list(text: str) -> list[str]:
+    """"2019a, b, 2020" -> ["2019a", "2019b", "2020"]."""
+    years: list[str] = []
+    for token in re.split(r",\s*", text.strip()):
+        if re.fullmatch(r"[a-z]", token) and years and years[-1][:4].isdigit():
+            years.append(years[-1][:4] + token)
+        elif token:
+            years.append(token)
+    return years
 
 
 def _expand(items: str) -> list[int]:
@@ -351,50 +635,135 @@ def _expand(items: str) -> list[int]:
 
 
 def _cited_names(authors: str) -> list[str]:
-    authors = re.sub(r"\s+et\s+al\.?", "", authors)
-    parts = re.split(r",|\s&\s|\sand\s|\sund\s", _squash(authors))
+    authors = re.sub(r"\s+(?:et\s+al\.?|u\.\s?a\.)", "", authors)
+    parts = re.split(r",|/|\s&\s|\sand\s|\sund\s", _squash(authors))
     return [_strip_particles(n.strip()) for n in parts if n.strip()]
 
 
-def _by_sentence(body: str, found: list[tuple[int, _Marker]]):
+def _by_sentence(text: str, found: list[tuple[int, _Marker]]):
     """Group markers by the sentence that contains them, in reading order."""
-    spans = sentence_spans(body)
+    spans = sentence_spans(text)
     grouped: dict[tuple[int, int], list[tuple[int, _Marker]]] = {}
     for offset, marker in found:
-        span = next((s for s in spans if s[0] <= offset < s[1]), (offset, offset + len(marker.text)))
+        span = next((s for s in spans if s[0] <= offset < s[1]), None)
+        if span is None:  # a mark after the sentence's full stop ("… rose.[^3]")
+            span = next((s for s in reversed(spans) if s[0] <= offset), (offset, offset + len(marker.text)))
+        if span[1] < marker.group[1]:
+            span = (span[0], marker.group[1])
         grouped.setdefault(span, []).append((offset, marker))
     return sorted(grouped.items())
 
 
-def _claim(sentence: str) -> str:
-    for start, end in sorted(_marker_spans(sentence), reverse=True):
-        sentence = sentence[:start] + sentence[end:]
-    claim = _squash(sentence)
-    return re.sub(r"\s+([,.;:!?])", r"\1", claim).replace("()", "").strip()
+# --- claims ------------------------------------------------------------------
 
 
-def _marker_spans(sentence: str) -> list[tuple[int, int]]:
-    """Where the citation markers of a sentence are, to cut them from the claim."""
-    spans = [
-        m.span() for m in _PAREN_GROUP.finditer(sentence)
-        if any(_PAREN_ITEM.fullmatch(p.strip()) for p in m.group(1).split(";"))
-    ]
-    spans += [m.span() for m in _NARRATIVE.finditer(sentence) if m["authors"].split()[0] not in _NOT_AUTHORS]
-    return spans + [m.span() for m in _NUMERIC.finditer(sentence)]
+def _clauses(sentence: str, origin: int, markers: list[_Marker]) -> dict[tuple[int, int], str]:
+    """The claim of each marker group of one sentence (which starts at `origin` of its
+    paragraph), keyed by the group's span in the paragraph.
+
+    A sentence is cut between groups only at a clause boundary: after a parenthetical (or
+    numeric, or footnote) group that a comma, a semicolon or "whereas"/"während" follows,
+    and before a narrative group that such a boundary precedes. A group owns the clause
+    it falls in; without boundaries every group shares the whole sentence.
+    """
+    local: dict[tuple[int, int], _Marker] = {}
+    for marker in markers:
+        span = (max(0, marker.group[0] - origin), min(len(sentence), marker.group[1] - origin))
+        local.setdefault(span, marker)
+    cuts = {0, len(sentence)}
+    ordered = sorted(local)
+    for (start, end), (next_start, _) in zip(ordered, ordered[1:]):
+        between = sentence[end:next_start]
+        if local[(start, end)].kind != "narrative" and _SPLIT_AFTER.match(between):
+            cuts.add(end)  # "X rose (A, 2020), whereas Y fell (B, 2019)"
+        elif local[(next_start, _)].kind == "narrative" and _BOUNDARY_BEFORE.search(between):
+            cuts.add(end + _BOUNDARY_BEFORE.search(between).start())  # "…, whereas Nakamura (2020) found …"
+        else:
+            inner = _BOUNDARY_INSIDE.search(between)
+            if inner:  # "Nakamura (2020) found X, whereas Y fell (Lee, 2019)"
+                cuts.add(end + inner.start())
+    bounds = sorted(cuts)
+    segments = list(zip(bounds, bounds[1:]))
+    claims: dict[tuple[int, int], str] = {}
+    for span, marker in local.items():
+        seg = next((s for s in segments if s[0] <= span[0] < s[1]), (0, len(sentence)))
+        inside = {(a - seg[0], b - seg[0]): m for (a, b), m in local.items() if seg[0] <= a < seg[1]}
+        claims[marker.group] = _claim(sentence[seg[0]:seg[1]], inside)
+    for marker in markers:
+        claims.setdefault(marker.group, claims[next(iter(claims))] if claims else _claim(sentence, {}))
+    return claims
 
 
-def _resolve(marker: _Marker, references: list[Reference]) -> Reference | None:
+def _claim(segment: str, groups: dict[tuple[int, int], _Marker]) -> str:
+    """A clause with its markers removed and a narrative frame dropped or reduced to the name."""
+    out = segment
+    for (start, end), marker in sorted(groups.items(), reverse=True):
+        if marker.kind == "narrative":
+            before, after = out[:start], out[end:]
+            frame = _FRAME_BEFORE.search(before)
+            zufolge = _FRAME_ZUFOLGE.match(after)
+            reporting = _FRAME_AFTER.match(after)
+            if frame:
+                out = before[: frame.start()] + re.sub(r"^\s*,", "", after)
+            elif zufolge:
+                out = before + after[zufolge.end():]
+            elif reporting:
+                out = before + after[reporting.end():]
+            else:
+                names = _squash(re.sub(r"\s*\(.*$", "", out[start:end]))  # "Castillo's (2018)" -> "Castillo's"
+                out = before + names + after
+        else:
+            out = out[:start] + out[end:]
+    out = FOOTNOTE_MARK.sub("", out)
+    out = _squash(out)
+    out = re.sub(r"\s+([,.;:!?])", r"\1", out).replace("()", "").replace("[]", "")
+    out = _LEADING_CONNECTOR.sub("", out).strip()
+    out = re.sub(r"[,;:\s]+$", "", out)
+    if out and not re.search(r"[.!?]$", out):
+        out += "."
+    return out
+
+
+# --- resolving markers to the reference list ---------------------------------
+
+
+def _resolve(marker: _Marker, references: list[Reference]) -> tuple[Reference | None, str | None]:
+    label = _marker_label(marker)
     if marker.number is not None:
-        return next((r for r in references if r.number == marker.number), None)
+        ref = next((r for r in references if r.number == marker.number), None)
+        return ref, None if ref else f"no reference entry for '{label}'"
     if not marker.authors or marker.year is None:
-        return None
+        return None, "ebd./ibid. without a citation before it" if marker.kind == "ibid" else \
+            f"no reference entry for '{label}'"
     first = _name_key(marker.authors[0])
     candidates = [
         r for r in references
-        if r.authors and _name_key(r.authors[0]) == first and _same_year(marker.year, r.year)
+        if r.authors and _same_name(first, _name_key(r.authors[0])) and _same_year(marker.year, r.year)
     ]
-    # max() keeps the first of equals: list order breaks the remaining ties.
-    return max(candidates, key=lambda r: _fit(marker, r), default=None)
+    if not candidates:
+        if marker.reference is not None:  # the footnote wrote the whole reference
+            return marker.reference, None
+        return None, f"no reference entry for '{label}'"
+    scores = [(_fit(marker, r), r) for r in candidates]
+    best = max(s for s, _ in scores)
+    top = [r for s, r in scores if s == best]
+    if len(top) > 1:
+        return None, f"ambiguous: {len(top)} reference entries match '{label}'"
+    return top[0], None
+
+
+def _marker_label(marker: _Marker) -> str:
+    if marker.number is not None:
+        return f"[{marker.number}]"
+    if not marker.authors:
+        return marker.text
+    names = marker.authors[0] + (" et al." if marker.et_al or len(marker.authors) > 2 else
+                                 f" & {marker.authors[1]}" if len(marker.authors) == 2 else "")
+    return f"{names} {marker.year}"
+
+
+def _same_name(cited: str, listed: str) -> bool:
+    return cited == listed or cited.startswith(listed + " ") or listed.startswith(cited + " ")
 
 
 def _fit(marker: _Marker, ref: Reference) -> int:
@@ -416,47 +785,117 @@ def _same_year(cited: str, listed: str | None) -> bool:
     if cited == listed:
         return True
     # "2019" against "2019a" (or back) is the same work when the letter was dropped.
-    return cited[:4] == listed[:4] and (len(cited) == 4 or len(listed) == 4)
+    return cited[:4] == listed[:4] and cited[:2].isdigit() and (len(cited) == 4 or len(listed) == 4)
 
 
 # --- sources ----------------------------------------------------------------
 
 
 class _PreparedSource:
-    """A source's first page, normalised once for all references."""
+    """A source's first pages and metadata, normalised once for all references."""
 
     def __init__(self, source: SourceInfo) -> None:
         self.id = source.id
-        self.head = source.text[:6000]
+        self.head = source.text[:8000]
         self.names = _name_key(self.head)
-        self.dois = {d.rstrip(".,;)]").lower() for d in _DOI_IN_TEXT.findall(source.text)}
+        self.dois = {d.rstrip(".,;)]>").lower() for d in _DOI_IN_TEXT.findall(source.text)}
         if source.metadata.get("doi"):
             self.dois.add(source.metadata["doi"].lower())
-        self.words = set(_content_words(self.head + " " + source.metadata.get("title", "")))
+        self.title = source.metadata.get("title", "")
+        self.words = set(_content_words(self.head + " " + self.title))
+        self.author = _name_key(source.metadata.get("author", ""))
+        self.created_year = source.metadata.get("created_year")
         self.filename_key = _name_key(source.filename)
 
 
-def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> str | None:
+def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> SourceMatch:
+    label = ref.label
+    sources = _distinct(sources)
     if ref.doi:
-        for source in sources:
-            if ref.doi.lower() in source.dois:
-                return source.id
+        hits = [s for s in sources if ref.doi.lower() in s.dois]
+        if len(hits) == 1:
+            return SourceMatch(source_id=hits[0].id, method="doi")
+        if len(hits) > 1:
+            return _ambiguous(hits, label)
     by_author = [s for s in sources if _author_year_on_page(ref, s)]
-    if by_author:
-        return max(by_author, key=lambda s: _title_score(ref, s)).id
-    scored = [(s, _title_score(ref, s)) for s in sources]
-    best = max(scored, key=lambda pair: pair[1], default=(None, 0.0))
-    return best[0].id if best[0] is not None and best[1] >= 0.8 else None
+    if len(by_author) == 1:
+        return SourceMatch(source_id=by_author[0].id, method="author_year")
+    if len(by_author) > 1:
+        best, tied = _best_by_title(ref, by_author, minimum=0.5)
+        if best is not None:
+            return SourceMatch(source_id=best.id, method="title")
+        # A source that only mentions the author further down (citing the work itself)
+        # gives way to the one whose byline, near the top, names the author.
+        byline = [s for s in (tied or by_author) if _author_year_on_page(ref, s, within=_BYLINE)]
+        if len(byline) == 1:
+            return SourceMatch(source_id=byline[0].id, method="author_year")
+        return _ambiguous(tied or by_author, label)
+    by_metadata = [s for s in sources if _metadata_fits(ref, s)]
+    if len(by_metadata) == 1:
+        return SourceMatch(source_id=by_metadata[0].id, method="metadata")
+    best, tied = _best_by_title(ref, sources, minimum=0.8)
+    if best is not None:
+        return SourceMatch(source_id=best.id, method="title")
+    if len(tied) > 1:
+        return _ambiguous(tied, label)
+    if len(by_metadata) > 1:
+        return _ambiguous(by_metadata, label)
+    return SourceMatch(reason=f"reference found but no uploaded source matches '{label}'")
 
 
-def _author_year_on_page(ref: Reference, source: _PreparedSource) -> bool:
-    if not ref.first_author or not ref.year:
+def _distinct(sources: list[_PreparedSource]) -> list[_PreparedSource]:
+    """One of each set of identical uploads (same text): copies are no ambiguity."""
+    seen: set[str] = set()
+    out = []
+    for source in sources:
+        if source.head not in seen:
+            seen.add(source.head)
+            out.append(source)
+    return out
+
+
+def _ambiguous(sources: list[_PreparedSource], label: str) -> SourceMatch:
+    return SourceMatch(reason=f"ambiguous: {len(sources)} sources match '{label}'")
+
+
+def _best_by_title(ref: Reference, sources: list[_PreparedSource], *,
+                   minimum: float) -> tuple[_PreparedSource | None, list[_PreparedSource]]:
+    """The one source whose text holds the title clearly best, else (None, the tied ones)."""
+    scored = sorted(((_title_score(ref, s), s) for s in sources), key=lambda pair: -pair[0])
+    if not scored or scored[0][0] < minimum:
+        return None, []
+    top = [s for score, s in scored if score >= scored[0][0] - 0.05]
+    return (top[0], top) if len(top) == 1 else (None, top)
+
+
+_BYLINE = 600  # characters of a first page that hold title, authors and venue
+
+
+def _author_year_on_page(ref: Reference, source: _PreparedSource, within: int | None = None) -> bool:
+    if not ref.first_author or not ref.year or not ref.year[:4].isdigit():
         return False
     name = re.escape(_name_key(ref.first_author))
     year = ref.year[:4]
-    on_page = re.search(rf"\b{name}\b", source.names) and re.search(rf"\b{year}\b", source.head)
+    names, head = (source.names, source.head) if within is None else (source.names[:within], source.head[:within])
+    on_page = re.search(rf"\b{name}\b", names) and re.search(rf"\b{year}\b", head)
+    if within is not None:
+        return bool(on_page)
     in_filename = re.search(name, source.filename_key) and year in source.filename_key
     return bool(on_page or in_filename)
+
+
+def _metadata_fits(ref: Reference, source: _PreparedSource) -> bool:
+    """The source's own /Author names the first author, and its /Title or year agrees."""
+    if not ref.first_author or not source.author:
+        return False
+    if not re.search(rf"\b{re.escape(_name_key(ref.first_author))}\b", source.author):
+        return False
+    if source.title and ref.title:
+        words = _content_words(ref.title)
+        title_words = set(_content_words(source.title))
+        if words and sum(w in title_words for w in words) / len(words) >= 0.6:
+            return True
+    return bool(ref.year and source.created_year and ref.year[:4] == source.created_year)
 
 
 def _title_score(ref: Reference, source: _PreparedSource) -> float:
@@ -467,27 +906,6 @@ def _title_score(ref: Reference, source: _PreparedSource) -> float:
 
 
 # --- helpers ----------------------------------------------------------------
-
-
-def _join_pages(thesis: str | Sequence[Page]) -> tuple[str, list[tuple[int, int]]]:
-    """One text plus (offset, page number) of each page start."""
-    if isinstance(thesis, str):
-        return thesis, []
-    parts, starts, offset = [], [], 0
-    for page in thesis:
-        starts.append((offset, page.number))
-        parts.append(page.text)
-        offset += len(page.text) + 1
-    return "\n".join(parts), starts
-
-
-def _page_of(offset: int, starts: list[tuple[int, int]]) -> int | None:
-    page = None
-    for start, number in starts:
-        if start > offset:
-            break
-        page = number
-    return page
 
 
 def _name_key(name: str) -> str:

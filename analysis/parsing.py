@@ -5,9 +5,11 @@ transaction, so a bad file fails only its item and a crash loses at most the ite
 hand. An item found ``running`` again was being parsed by a worker that died; after
 ``parse_max_attempts`` such starts it fails instead of killing the next worker too.
 
-Text comes from :mod:`analysis.pdftext` (pypdf: pure Python, no system libraries, well
-kept, tolerant of everyday PDF damage) and is cut into passages by
-:mod:`analysis.chunking`.
+A file is read by one call, :func:`analysis.readers.extract_document` (one reader per
+format: PDF, DOCX, Markdown, plain text), into a picklable `Document`: its pages are cut
+into passages by :mod:`analysis.chunking` for retrieval, and its structure (headings,
+paragraphs, footnotes) and metadata (PDF /Author, /Title, /CreationDate) are stored with
+the document, because citation extraction works from them.
 
 When an embedding provider is configured (analysis/embeddings.py), the passages are
 embedded before their transaction — no network call holds a database transaction open.
@@ -28,7 +30,8 @@ from .chunking import split_passages
 from .citations import DOI_PATTERN, _find_doi
 from .embeddings import embedder_for
 from .judges import ProviderError
-from .pdftext import ParseError, extract_pages
+from .pdftext import ParseError
+from .readers import extract_document
 from .settings import PipelineSettings
 
 logger = logging.getLogger(__name__)
@@ -68,16 +71,17 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
               f"{filename} could not be parsed: the parser stopped {attempts - 1} times while reading it.")
         return True
     try:
-        pages = extract_pages(bytes(data), filename)
+        document = extract_document(bytes(data), filename)
     except ParseError as exc:
         _fail(broker, item_id, attempts, _code(exc), exc.reason)
         return True
+    pages = document.pages
     passages = split_passages(pages)
     embeddings = _embed(item_id, [p.text for p in passages])
-    metadata = _metadata(pages, doi)
+    metadata = _metadata(pages, doi, document.metadata)
     try:
         document_id = _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages,
-                                     embeddings, metadata, data, sha256, attempts)
+                                     embeddings, metadata, data, sha256, attempts, document.structure())
     except _ClaimLost:
         return True  # claimed again by another delivery meanwhile: its document wins, ours rolled back
     logger.info("upload parsed", extra={"action": "item_parsed", "parse_job_id": job_id, "item_id": item_id,
@@ -91,13 +95,13 @@ class _ClaimLost(Exception):
 
 
 def _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages, embeddings,
-                   metadata, data, sha256, attempts) -> int:
+                   metadata, data, sha256, attempts, structure) -> int:
     """Write a parsed document, its pages and chunks, and mark the item parsed; one transaction."""
     with broker.transaction() as cur:
         document_id = db.one(
             cur, "document_insert_one", user_id=user_id, kind=kind, filename=filename, doi=doi,
             session_id=session_id, pages=len(pages), size_bytes=len(data), sha256=sha256,
-            metadata=json.dumps(metadata),
+            metadata=json.dumps(metadata), structure=json.dumps(structure),
         )[0]
         db.one(cur, "document_pages_insert", document_id=document_id, pages=[p.number for p in pages],
                texts=[p.text for p in pages])
@@ -139,7 +143,11 @@ def _code(exc: ParseError) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__).lower()
 
 
-def _metadata(pages, doi: str | None) -> dict[str, str]:
-    """What citation matching can use besides the first page: a DOI printed in the text."""
+def _metadata(pages, doi: str | None, own: dict[str, str]) -> dict[str, str]:
+    """What citation matching can use besides the first pages: a DOI printed in the text,
+    and what the file says about itself (author, title, year of creation)."""
     found = doi or _find_doi(" ".join(p.text for p in pages[:2]))
-    return {"doi": found} if found and DOI_PATTERN.match(found) else {}
+    metadata = {k: v for k, v in own.items() if k in ("author", "title", "created_year")}
+    if found and DOI_PATTERN.match(found):
+        metadata["doi"] = found
+    return metadata

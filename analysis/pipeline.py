@@ -31,7 +31,8 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from . import budget, db, messages
-from .citations import Citation, SourceInfo, extract_citations, match_sources
+from .citations import Citation, SourceInfo, SourceMatch, extract_citations, resolve_sources
+from .document import Document
 from .jobs import Job, JobStatus
 from .embeddings import OpenAIEmbedder, embedder_for
 from .judges import (Judge, Judgement, OfflineJudge, ProviderError, ProviderRateLimited, judge_from_env,
@@ -95,13 +96,15 @@ def extract(job: Job, *, broker=None) -> int:
     broker = messages.broker_or_global(broker)
     pages = [Page(number=p, text=t) for p, t in
              db.many_on(broker, "document_pages_many", user_id=job.user_id, document_id=job.thesis_id)]
-    citations = extract_citations(pages)
+    stored = db.one_on(broker, "document_structure_one", user_id=job.user_id, document_id=job.thesis_id)
+    citations = extract_citations(Document.from_stored(pages, stored[0] if stored else None))
     sources = db.many_on(broker, "job_sources_many", job_id=job.id)
     infos = [SourceInfo(id=str(s[0]), filename=s[1], text=s[2], metadata=_source_metadata(s[3], s[4]))
              for s in sources]
-    matched = {o: (int(s) if s is not None else None) for o, s in match_sources(citations, infos).items()}
+    resolved = resolve_sources(citations, infos)
+    matched = {o: (int(m.source_id) if m.source_id is not None else None) for o, m in resolved.items()}
     carried = _carried_verdicts(job, citations, matched, broker) if job.is_delta else {}
-    rows, judge_messages = _citation_rows(job, citations, matched, carried, broker)
+    rows, judge_messages = _citation_rows(job, citations, matched, carried, broker, resolved)
     pending = len(judge_messages)
     with broker.transaction() as cur:
         if db.one(cur, "job_extracted_one", job_id=job.id, total=len(citations), pending=pending,
@@ -124,7 +127,8 @@ def _source_metadata(doi: str | None, metadata: dict | None) -> dict[str, str]:
 
 
 def _citation_rows(job: Job, citations: list[Citation], matched: dict[int, int | None],
-                   carried: dict[int, tuple], broker) -> tuple[dict[str, list], list]:
+                   carried: dict[int, tuple], broker,
+                   resolved: dict[int, SourceMatch]) -> tuple[dict[str, list], list]:
     """Column arrays for ``citations_insert`` and the judge messages to send."""
     actor = broker.get_actor(JUDGE_ACTOR)
     cols: dict[str, list] = defaultdict(list)
@@ -150,6 +154,8 @@ def _citation_rows(job: Job, citations: list[Citation], matched: dict[int, int |
             ("source_document_ids", source), ("message_ids", message_id), ("verdicts", v),
             ("confidences", confidence), ("evidences", evidence), ("evidence_pages", evidence_page),
             ("rationales", rationale), ("carried_from_ids", carried_from),
+            ("match_methods", resolved[c.ordinal].method if source is not None else None),
+            ("unresolved_reasons", resolved[c.ordinal].reason if source is None else None),
         ):
             cols[name].append(value)
     return dict(cols), judge_messages

@@ -71,10 +71,11 @@ WHERE id = (SELECT id FROM parse_items
 RETURNING id, filename, kind::text, doi, sha256, file_bytes, attempts;
 
 -- document_insert_one --
--- The parsed document of an item.
-INSERT INTO documents (user_id, kind, filename, status, doi, session_id, pages, size_bytes, sha256, metadata)
+-- The parsed document of an item, with its structure (headings, paragraphs, footnotes).
+INSERT INTO documents (user_id, kind, filename, status, doi, session_id, pages, size_bytes, sha256, metadata,
+                       structure)
 VALUES (%(user_id)s, %(kind)s::document_kind, %(filename)s, 'parsed', %(doi)s, %(session_id)s, %(pages)s,
-        %(size_bytes)s, %(sha256)s, %(metadata)s::jsonb)
+        %(size_bytes)s, %(sha256)s, %(metadata)s::jsonb, %(structure)s::jsonb)
 RETURNING id;
 
 -- document_pages_insert --
@@ -208,13 +209,20 @@ SELECT p.page, p.text FROM document_pages p JOIN documents d ON d.id = p.documen
 WHERE p.document_id = %(document_id)s AND d.user_id = %(user_id)s
 ORDER BY p.page;
 
+-- document_structure_one --
+-- The stored structure of one document of the user (NULL: parsed before there was one).
+SELECT d.structure FROM documents d WHERE d.id = %(document_id)s AND d.user_id = %(user_id)s;
+
 -- job_sources_many --
--- The source documents an analysis was admitted with: what references are matched against.
-SELECT d.id, d.filename, coalesce(p.text, ''), d.doi, d.metadata, d.session_id, d.sha256
+-- The source documents an analysis was admitted with: what references are matched against,
+-- with the text of their first two pages (a title page can push the authors to page two).
+SELECT d.id, d.filename,
+       coalesce((SELECT string_agg(p.text, E'\n' ORDER BY p.page) FROM document_pages p
+                 WHERE p.document_id = d.id AND p.page <= 2), ''),
+       d.doi, d.metadata, d.session_id, d.sha256
 FROM analysis_job_documents jd
 JOIN analysis_jobs j ON j.id = jd.job_id
 JOIN documents d ON d.id = jd.document_id AND d.user_id = j.user_id AND d.kind = 'source'
-LEFT JOIN document_pages p ON p.document_id = d.id AND p.page = 1
 WHERE jd.job_id = %(job_id)s
 ORDER BY d.id;
 
@@ -235,18 +243,19 @@ SELECT extracted_at IS NOT NULL, pending_citations FROM analysis_jobs WHERE id =
 -- The citations of an analysis; copied verdicts come with their judged_at.
 INSERT INTO job_citations (job_id, user_id, ordinal, claim, sentence, marker, page, reference_key, reference,
                            source_document_id, message_id, dispatches, verdict, confidence, evidence,
-                           evidence_page, rationale, carried_from_id, judged_at)
+                           evidence_page, rationale, carried_from_id, judged_at, match_method, unresolved_reason)
 SELECT %(job_id)s, %(user_id)s, c.ordinal, c.claim, c.sentence, c.marker, c.page, c.reference_key,
        c.reference::jsonb, c.source_document_id, c.message_id, CASE WHEN c.message_id IS NULL THEN 0 ELSE 1 END,
        c.verdict::citation_verdict, c.confidence, c.evidence, c.evidence_page, c.rationale, c.carried_from_id,
-       CASE WHEN c.verdict IS NOT NULL THEN clock_timestamp() END
+       CASE WHEN c.verdict IS NOT NULL THEN clock_timestamp() END, c.match_method, c.unresolved_reason
 FROM unnest(%(ordinals)s::int[], %(claims)s::text[], %(sentences)s::text[], %(markers)s::text[],
             %(pages)s::int[], %(reference_keys)s::text[], %(references)s::text[],
             %(source_document_ids)s::bigint[], %(message_ids)s::text[], %(verdicts)s::text[],
             %(confidences)s::real[], %(evidences)s::text[], %(evidence_pages)s::int[], %(rationales)s::text[],
-            %(carried_from_ids)s::bigint[])
+            %(carried_from_ids)s::bigint[], %(match_methods)s::text[], %(unresolved_reasons)s::text[])
      AS c(ordinal, claim, sentence, marker, page, reference_key, reference, source_document_id, message_id,
-          verdict, confidence, evidence, evidence_page, rationale, carried_from_id);
+          verdict, confidence, evidence, evidence_page, rationale, carried_from_id, match_method,
+          unresolved_reason);
 
 -- base_citations_many --
 -- The citations of a delta re-check's base job, with the content hash of their source.

@@ -369,7 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("upload", cmd_upload, "upload thesis or source files for parsing", queue_env)
     p.add_argument("user", metavar="USER")
-    p.add_argument("files", metavar="FILE", nargs="+")
+    p.add_argument("files", metavar="FILE", nargs="+",
+                   help="PDF, Word (.docx), Markdown (.md, .markdown) or plain text (.txt) files")
     p.add_argument("--kind", choices=["thesis", "source"], default=None,
                    help="what the files are (default: a file named thesis* is a thesis, others sources)")
     p.add_argument("--session", type=int, help="add to this upload session (default: a new one)")

@@ -88,7 +88,8 @@ def test_bad_files_fail_their_own_items_with_reasons_and_harm_nothing_else(queue
     open_account(conn, 1)
     open_account(conn, 2)
     bad = [UploadFile(filename=p.name, data=p.read_bytes()) for p in sorted(BAD_PDFS.glob("*.pdf"))]
-    bad.append(UploadFile(filename="notes.docx", data=b"PK\x03\x04 not supported"))
+    bad.append(UploadFile(filename="notes.docx", data=b"PK\x03\x04 not a zip"))
+    bad.append(UploadFile(filename="notes.odt", data=b"PK\x03\x04 not supported"))
     mixed = uploads.stage_upload(1, [*sample_files("okafor_lindqvist_2019.pdf"), *bad])
     other = uploads.stage_upload(2, sample_files("castillo_2018_green_roofs.pdf"))
 
@@ -102,7 +103,7 @@ def test_bad_files_fail_their_own_items_with_reasons_and_harm_nothing_else(queue
     assert {n: by_name[n].error_code for n in by_name if n != "okafor_lindqvist_2019.pdf"} == {
         "empty.pdf": "empty_document", "encrypted.pdf": "encrypted_document",
         "image_only.pdf": "no_extractable_text", "truncated.pdf": "malformed_document",
-        "notes.docx": "unsupported_file_type"}
+        "notes.docx": "malformed_document", "notes.odt": "unsupported_file_type"}
     assert all(i.error_reason for i in view.items if i.status == uploads.ParseItemStatus.FAILED)
     assert "OCR" in by_name["image_only.pdf"].error_reason
     assert uploads.parse_status(2, other.parse_job_id).status == uploads.ParseJobStatus.SUCCEEDED

@@ -93,7 +93,8 @@ def test_claim_is_the_sentence_without_markers_and_the_sentence_keeps_them():
     lee = citations["Lee 2018"]
     assert lee.claim == "Spacing works too."
     assert lee.sentence == "Spacing works too (Smith et al., 2020; Lee 2018)."
-    assert citations["Smith (2020)"].claim == "showed that sleep matters."
+    # The reporting frame "Smith (2020) showed that" goes: the claim is what is asserted.
+    assert citations["Smith (2020)"].claim == "sleep matters."
     assert citations["Müller, 2019"].claim == "Retrieval practice helps."
 
 

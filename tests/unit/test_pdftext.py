@@ -102,7 +102,8 @@ def test_broken_files_fail_with_a_typed_error_and_a_human_reason(fixture, error,
     ("data", "filename", "error"),
     [
         (b"just text, not a pdf", "paper.pdf", MalformedDocument),
-        (b"PK\x03\x04 zip bytes", "thesis.docx", UnsupportedFileType),
+        (b"PK\x03\x04 zip bytes", "thesis.docx", MalformedDocument),  # .docx is read now; this is no zip
+        (b"PK\x03\x04 zip bytes", "thesis.odt", UnsupportedFileType),
         (b"no extension", "README", UnsupportedFileType),
         (b" \n\t \n", "blank.txt", EmptyDocument),
         (b"text\x00with nul", "data.txt", MalformedDocument),
