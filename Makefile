@@ -26,8 +26,14 @@ $(VENV)/.python: FORCE
 	fi
 	@want="$$($(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), sys.version; print(sys.executable, sys.version.split()[0])')" \
 	  || { echo "error: PYTHON=$(PYTHON) is not a Python >= 3.11" >&2; exit 1; }; \
-	if [ "$$(cat $@ 2>/dev/null)" != "$$want" ]; then \
-	  if [ -d $(VENV) ]; then echo "$(VENV) was made with $$(cat $@ 2>/dev/null || echo another Python): remaking it with $$want"; fi; \
+	have="$$(cat $@ 2>/dev/null || $(BIN)/python -c 'import sys; print(sys._base_executable, sys.version.split()[0])' 2>/dev/null)"; \
+	if [ ! -f $@ ] && [ "$$have" = "$$want" ] && [ -f $(BIN)/citeq ]; then \
+	  echo "$$want" > $@; touch -r $(BIN)/citeq $@; \
+	elif [ "$$have" != "$$want" ]; then \
+	  if [ -d $(VENV) ] && [ ! -f $(VENV)/pyvenv.cfg ] && [ -n "$$(ls -A $(VENV) | grep -vx .python)" ]; then \
+	    echo "error: VENV=$(VENV) is a folder but no virtual environment: not removing it" >&2; exit 1; \
+	  fi; \
+	  if [ -d $(VENV) ]; then echo "$(VENV) was made with $${have:-another Python}: remaking it with $$want"; fi; \
 	  rm -rf $(VENV); mkdir -p $(VENV); echo "$$want" > $@; \
 	fi
 
