@@ -1,13 +1,43 @@
-# Two commands do all set-up on a fresh machine (Python >= 3.11):
+# Two commands do all set-up on a fresh machine (Python 3.11 to 3.14 and make):
 #   make demo   - the main job, on an embedded PostgreSQL unless DATABASE_URL is set
 #   make test   - the whole test suite, same rule for the database
-PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v python3)
-VENV   := .venv
+#
+# PYTHON: the newest of python3.14 ... python3.11 (then python3) that runs and is >= 3.11,
+# or the one you name: `make test PYTHON=python3.13`. VENV: the virtual environment
+# (default .venv), remade when PYTHON names another interpreter than the one it was made
+# with. `make clean` removes it and the embedded server's data.
+SUPPORTED := python3.14 python3.13 python3.12 python3.11 python3
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell for p in $(SUPPORTED); do \
+            $$p -c 'import sys; assert sys.version_info >= (3, 11); print(sys.executable)' 2>/dev/null && break; \
+          done)
+endif
+VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench clean browser
+.PHONY: demo test bench clean browser FORCE
 
-$(BIN)/citeq: pyproject.toml
+# The interpreter the venv was made with. Rewritten only when PYTHON names another one,
+# which makes $(BIN)/citeq out of date, and its recipe remakes the venv.
+$(VENV)/.python: FORCE
+	@if [ -z "$(PYTHON)" ]; then \
+	  echo "error: no Python >= 3.11 found (tried $(SUPPORTED)); install one, or name it: make PYTHON=/path/to/python3.X" >&2; \
+	  exit 1; \
+	fi
+	@want="$$($(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), sys.version; print(sys.executable, sys.version.split()[0])')" \
+	  || { echo "error: PYTHON=$(PYTHON) is not a Python >= 3.11" >&2; exit 1; }; \
+	have="$$(cat $@ 2>/dev/null || $(BIN)/python -c 'import sys; print(sys._base_executable, sys.version.split()[0])' 2>/dev/null)"; \
+	if [ ! -f $@ ] && [ "$$have" = "$$want" ] && [ -f $(BIN)/citeq ]; then \
+	  echo "$$want" > $@; touch -r $(BIN)/citeq $@; \
+	elif [ "$$have" != "$$want" ]; then \
+	  if [ -d $(VENV) ] && [ ! -f $(VENV)/pyvenv.cfg ] && [ -n "$$(ls -A $(VENV) | grep -vx .python)" ]; then \
+	    echo "error: VENV=$(VENV) is a folder but no virtual environment: not removing it" >&2; exit 1; \
+	  fi; \
+	  if [ -d $(VENV) ]; then echo "$(VENV) was made with $${have:-another Python}: remaking it with $$want"; fi; \
+	  rm -rf $(VENV); mkdir -p $(VENV); echo "$$want" > $@; \
+	fi
+
+$(BIN)/citeq: pyproject.toml $(VENV)/.python
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]' --config-settings editable_mode=compat

@@ -336,7 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
     from web.settings import ENVIRONMENT as WEB_ENV
 
     fmt = argparse.RawDescriptionHelpFormatter
-    db_env = _env_epilog({"database_url": "DATABASE_URL"}, {"home": "CITEQ_HOME"})
+    from citeq.devdb import ENVIRONMENT as DEVDB_ENV
+
+    db_env = _env_epilog({"database_url": "DATABASE_URL"}, DEVDB_ENV)
     queue_env = _env_epilog({"database_url": "DATABASE_URL"}, QUEUE_ENV)
     all_env = _env_epilog(BROKER_ENV, QUEUE_ENV, WEB_ENV)
     parser = argparse.ArgumentParser(prog="citeq", description=__doc__, formatter_class=fmt, epilog=all_env)

