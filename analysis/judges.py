@@ -27,7 +27,8 @@ from typing import Literal, Protocol
 import httpx
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from analysis.chunking import split_sentences
+from analysis import lexical
+from analysis.chunking import sentence_spans
 from analysis.retrieval import Hit, tokenize
 
 
@@ -75,168 +76,343 @@ def source_missing_judgement(marker: str) -> Judgement:
 
 def _no_passages() -> Judgement:
     return Judgement(
-        verdict=Verdict.not_supported,
-        confidence=0.5,
-        rationale="No passage of the cited source shares a key term with the claim.",
+        verdict=Verdict.uncertain,
+        confidence=0.1,
+        rationale="The cited source has no passage to compare the claim with.",
     )
 
 
-# --- offline heuristic ------------------------------------------------------
+#: Confidence bands, (name, lower bound inclusive, upper bound exclusive; the last includes 1).
+#: Offline verdicts are calibrated to them: `uncertain` is always "low"; a verdict resting on
+#: a decisive cue (a figure, a direction) is "high"; one resting on word overlap alone, or
+#: on a negation or an overstatement, is "medium". The evaluation reports accuracy per band.
+CONFIDENCE_BANDS: tuple[tuple[str, float, float], ...] = (("low", 0.0, 0.5), ("medium", 0.5, 0.75),
+                                                          ("high", 0.75, 1.0))
 
-#: Cues that flip a statement's polarity (English and German). "without"/"ohne"
-#: are left out: "summers without a heat wave" negates nothing the claim says.
-NEGATION_CUES = (
-    "not", "no", "never", "neither", "nor", "cannot", "none", "fail", "failed",
-    "fails", "contrary", "unlike", "lack", "lacked", "absence",
-    "kein", "keine", "keinen", "keiner", "nicht", "nie", "niemals", "weder",
-)
-_NEGATION = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in NEGATION_CUES) + r")\b|n't\b", re.I)
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])")
+
+def confidence_band(confidence: float) -> str:
+    """The name of the band a confidence falls in (see `CONFIDENCE_BANDS`)."""
+    for name, low, high in CONFIDENCE_BANDS:
+        if low <= confidence < high:
+            return name
+    return CONFIDENCE_BANDS[-1][0]
+
+
+# --- offline judge ---------------------------------------------------------
+
+
+class _Sentence(BaseModel):
+    """A verbatim sentence of a retrieved passage, with its neighbours' text for context."""
+
+    text: str
+    window: str
+    hit: Hit
+    rank: int
+    lang: str
 
 
 class _Assessment(BaseModel):
     verdict: Verdict
+    confidence: float
     reason: str
+    #: how decisive the cue was: "figure", "direction", "negation", "absolute", "overlap", "weak"
+    cue: str
     coverage: float
-    focus: str
-    evidence: Hit
+    sentence: _Sentence | None
+
+
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s+|,?\s+(?=(?:but|whereas|while|although|though|yet|however|aber|jedoch|doch|sondern|"
+    r"während|wohingegen|obwohl|wobei)\b)|,?\s+(?=(?:and|und)\s)",
+    re.I,
+)
 
 
 class OfflineJudge:
-    """A deterministic heuristic judge; see the module docstring for its limits.
+    """A deterministic judge that decides only what lexical evidence can decide.
 
-    Key terms are the claim's content words, crudely stemmed (a suffix cut, then
-    the first `stem` letters). The *focus* is the sentence, in any passage, that
-    shares most key terms; its passage is the evidence. Coverage is the share of
-    key terms found in the evidence passage, with half credit for terms found
-    only in the other passages (a claim often condenses a whole source). Then,
-    in this order:
+    The claim's content terms (Snowball stems in the claim's language, English or German,
+    without stop words or cue words; German compounds meet their parts) are looked up in
+    every sentence of the retrieved passages. The sentence covering most of them is the
+    *focus*; its text is the evidence, verbatim, with its passage's page. Then, for the
+    focus (the clause of it closest to the claim, for direction and negation):
 
-    - a number in the claim found in none of the passages, while they do give
-      numbers → not supported;
-    - coverage ≥ `partial_at` but the claim and the focus disagree on negation
-      → not supported (a contradiction);
-    - coverage ≥ `supported_at` → supported;
-    - coverage ≥ `partial_at` → partially supported;
-    - otherwise → not supported.
+    - coverage below `related_at`, even with the neighbouring sentences → `uncertain`;
+    - a figure of the claim that no passage states, while the focus states another figure
+      of the same unit (12 % for 21 %, 3.5 h for 35 h), or the same figure in another
+      unit → `not_supported` (high confidence);
+    - a direction opposite to the focus's on the same axis (increase/decrease,
+      improve/worsen; steigen/sinken …) → `not_supported` (high);
+    - the claim asserts what the focus denies, or the reverse → `not_supported` (medium);
+    - an absolute claim ("all", "always", "eliminates", "vollständig") against hedged or
+      plain source language → `partially_supported` (overstated; medium);
+    - matching figures or a matching direction with coverage ≥ `related_at` →
+      `supported` (high); coverage ≥ `supported_at` without a cue → `supported` (medium);
+    - anything else (a figure found nowhere, middling coverage) → `uncertain` (low).
 
-    A claim made of clauses joined by "; ", ", and " or ", but " is judged
-    clause by clause: all supported → supported, none → not supported, a mix →
-    partially supported.
+    A contradicted figure or direction is never `supported`. A claim of several clauses
+    ("…, whereas …", "; ", ", and …") is judged as a whole and clause by clause: a
+    contradiction in any clause decides; clauses supported and unfound make a partial.
+    Confidences fall in `CONFIDENCE_BANDS`.
     """
 
-    def __init__(self, *, supported_at: float = 0.7, partial_at: float = 0.4, stem: int = 6) -> None:
+    name = "offline"
+
+    def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5) -> None:
         self.supported_at = supported_at
-        self.partial_at = partial_at
-        self.stem = stem
+        self.related_at = related_at
 
     def judge(self, claim: str, passages: list[Hit]) -> Judgement:
         """Judge `claim` against `passages` (best first)."""
-        if not passages or not self._terms(claim):
+        sentences = _sentences(passages)
+        if not sentences:
             return _no_passages()
-        clauses = [c for c in _CLAUSE_BREAK.split(claim) if len(self._terms(c)) >= 2]
+        whole = self._assess(claim, sentences)
+        lang = lexical.language(claim)
+        clauses = [c for c in _CLAUSE_BREAK.split(claim) if c and len(set(lexical.content_terms(c, lang))) >= 3]
         if len(clauses) < 2:
-            return self._judgement(self._assess(claim, passages))
-        return self._combine([self._assess(c, passages) for c in clauses])
+            return self._judgement(whole)
+        return self._judgement(self._combine(whole, [self._assess(c, sentences) for c in clauses]))
 
-    def _assess(self, claim: str, passages: list[Hit]) -> _Assessment:
-        terms = self._terms(claim)
-        everything = " ".join(p.text for p in passages)
-        # Most shared terms wins, then the denser sentence; max() keeps the first
-        # of full ties, so the better-ranked passage wins those.
-        focus, evidence = max(
-            ((s, p) for p in passages for s in split_sentences(p.text) or [p.text]),
-            key=lambda pair: self._overlap(terms, pair[0]),
-        )
-        here = terms & self._terms(evidence.text)
-        elsewhere = (terms & self._terms(everything)) - here
-        coverage = (len(here) + 0.5 * len(elsewhere)) / len(terms)
-        verdict, reason = self._decide(claim, coverage, focus, everything)
-        return _Assessment(verdict=verdict, reason=reason, coverage=coverage, focus=focus, evidence=evidence)
+    # -- one claim (or clause) against the sentences --
 
-    def _overlap(self, terms: set[str], sentence: str) -> tuple[int, float]:
-        found = self._terms(sentence)
-        shared = len(terms & found)
-        return shared, shared / max(1, len(found))
+    def _assess(self, claim: str, sentences: list[_Sentence]) -> _Assessment:
+        claim_lang = lexical.language(claim)
+        scored = []
+        for s in sentences:
+            terms = _unique(lexical.content_terms(claim, s.lang))
+            if not terms:
+                continue
+            compounds = "de" in (s.lang, claim_lang)
+            scored.append((_coverage(terms, s.text, s.lang, compounds), _coverage(terms, s.window, s.lang, compounds),
+                           -s.rank, s))
+        if not scored:
+            return _Assessment(verdict=Verdict.uncertain, confidence=0.1, cue="weak", coverage=0.0, sentence=None,
+                               reason="the claim has no content words to look for")
+        cov, cov_window, _, focus = max(scored, key=lambda x: x[:3])
+        clause = _closest_clause(claim, focus, compounds="de" in (focus.lang, claim_lang))
+        context = " ".join(s.text for s in sentences)
+        if max(cov, cov_window) < self.related_at:
+            figure = self._figure_elsewhere(claim, claim_lang, scored, context)
+            if figure is not None:
+                return figure
+        return self._decide(claim, claim_lang, focus, clause, cov, cov_window, context)
 
-    def _decide(self, claim: str, coverage: float, focus: str, passages: str) -> tuple[Verdict, str]:
-        claim_numbers, passage_numbers = _numbers(claim), _numbers(passages)
-        missing = claim_numbers - passage_numbers
-        if coverage >= self.partial_at and missing and passage_numbers:
-            return Verdict.not_supported, f"the source gives other figures than {', '.join(sorted(missing))}"
-        if coverage >= self.partial_at and _negated(claim) != _negated(focus):
-            return Verdict.not_supported, "the source states the opposite (negation cue)"
-        if coverage >= self.supported_at:
-            return Verdict.supported, "the source states the claim's key terms"
-        if coverage >= self.partial_at:
-            return Verdict.partially_supported, "the source states only part of the claim's key terms"
-        return Verdict.not_supported, "the source shares few of the claim's key terms"
+    def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
+        """When no sentence is clearly about the claim: a sentence that shares some of its terms
+        and states another figure of the unit the claim measures ("six weeks" for "12 weeks")
+        still contradicts it (medium confidence: the subject match is loose)."""
+        if not any(q.unit and not q.weak for q in lexical.quantities(claim, claim_lang)):
+            return None
+        for cov, cov_window, _, sentence in sorted(scored, key=lambda x: x[:3], reverse=True):
+            if max(cov, cov_window) < 0.25:
+                break
+            figures = _compare_figures(claim, claim_lang, sentence, context, units_only=True)
+            if figures.contradiction:
+                return _Assessment(verdict=Verdict.not_supported, confidence=0.62, cue="figure", coverage=cov,
+                                   sentence=sentence, reason=figures.contradiction)
+        return None
 
-    def _combine(self, parts: list[_Assessment]) -> Judgement:
-        verdicts = {a.verdict for a in parts}
-        if verdicts == {Verdict.supported}:
-            verdict = Verdict.supported
-        elif verdicts == {Verdict.not_supported}:
-            verdict = Verdict.not_supported
-        else:
-            verdict = Verdict.partially_supported
-        # Show the evidence of the best-supported clause; list every clause's reason.
-        lead = max(parts, key=lambda a: (a.verdict is Verdict.supported, a.coverage))
+    def _decide(self, claim: str, claim_lang: str, focus: _Sentence, clause: str, cov: float,
+                cov_window: float, context: str) -> _Assessment:
+        def result(verdict: Verdict, confidence: float, cue: str, reason: str) -> _Assessment:
+            return _Assessment(verdict=verdict, confidence=round(confidence, 3), cue=cue, coverage=cov,
+                               sentence=focus, reason=reason)
+
+        related = max(cov, cov_window)
+        if related < self.related_at:
+            return result(Verdict.uncertain, 0.1 + 0.35 * related, "weak",
+                          "the retrieved passages share few of the claim's key terms")
+        strength = min(1.0, (related - self.related_at) / (1 - self.related_at))
+        figures = _compare_figures(claim, claim_lang, focus, context)
+        if figures.contradiction:
+            return result(Verdict.not_supported, 0.78 + 0.17 * strength, "figure", figures.contradiction)
+        clause_cov = max(cov, _coverage(_unique(lexical.content_terms(claim, focus.lang)), clause, focus.lang, True))
+        on_subject = clause_cov >= self.related_at
+        direction = _compare_directions(claim, clause) if on_subject else None
+        if direction == "conflict":
+            return result(Verdict.not_supported, 0.75 + 0.15 * strength, "direction",
+                          "the source states the opposite direction")
+        if on_subject and lexical.negated(claim) != lexical.negated(clause):
+            which = "denies what the claim asserts" if lexical.negated(clause) else "asserts what the claim denies"
+            return result(Verdict.not_supported, 0.6 + 0.14 * strength, "negation", f"the source {which}")
+        overstated = _overstatement(claim, focus.window)
+        if overstated and on_subject:
+            return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
+                          f"the claim overstates the source ({overstated})")
+        if figures.unmatched:
+            return result(Verdict.uncertain, 0.35, "weak",
+                          f"no passage states the claim's figure {figures.unmatched}; check the source")
+        if figures.matched and on_subject and related >= 0.6:
+            return result(Verdict.supported, 0.78 + 0.17 * strength, "figure",
+                          "the source states the claim's figures and key terms")
+        if direction == "agree" and clause_cov >= 0.6:
+            return result(Verdict.supported, 0.75 + 0.15 * strength, "direction",
+                          "the source states the claim's direction and key terms")
+        if cov >= self.supported_at:
+            return result(Verdict.supported, 0.55 + 0.19 * min(1.0, (cov - self.supported_at) / (1 - self.supported_at)),
+                          "overlap", "the source's sentence states the claim's key terms")
+        if cov_window >= self.supported_at + 0.05:
+            return result(Verdict.supported, 0.52, "overlap", "neighbouring sentences of the source state the claim's key terms")
+        return result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
+                      "the source shares some of the claim's key terms, but no cue decides")
+
+    def _combine(self, whole: _Assessment, parts: list[_Assessment]) -> _Assessment:
+        everyone = [whole, *parts]
+        decisive = [a for a in everyone if a.verdict is Verdict.not_supported and a.cue in ("figure", "direction")]
+        if decisive:
+            return max(decisive, key=lambda a: a.confidence)
+        verdicts = [a.verdict for a in parts]
         reasons = "; ".join(f"clause {i}: {a.verdict.value}, {a.reason}" for i, a in enumerate(parts, 1))
-        coverage = sum(a.coverage for a in parts) / len(parts)
-        combined = lead.model_copy(update={"verdict": verdict, "reason": reasons, "coverage": coverage})
-        return self._judgement(combined)
+        supported = [a for a in parts if a.verdict is Verdict.supported]
+        if Verdict.not_supported in verdicts or Verdict.partially_supported in verdicts:
+            if supported or Verdict.partially_supported in verdicts:
+                lead = max(parts, key=lambda a: a.coverage)
+                return lead.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.6,
+                                               "reason": reasons, "cue": "clauses"})
+            return max(parts, key=lambda a: a.confidence).model_copy(update={"reason": reasons})
+        if whole.verdict is Verdict.supported or all(v is Verdict.supported for v in verdicts):
+            best = whole if whole.verdict is Verdict.supported else max(parts, key=lambda a: a.confidence)
+            return best
+        if supported:
+            return supported[0].model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.5,
+                                                   "reason": reasons, "cue": "clauses"})
+        return whole
 
     def _judgement(self, a: _Assessment) -> Judgement:
         return Judgement(
             verdict=a.verdict,
-            confidence=_confidence(a.verdict, a.coverage, self.supported_at, self.partial_at),
-            evidence=a.evidence.text,
-            evidence_page=a.evidence.page,
-            rationale=f"Heuristic: {a.reason} (key-term coverage {a.coverage:.0%}; "
-            f"closest sentence: \"{_clip(a.focus)}\").",
+            confidence=a.confidence,
+            evidence=a.sentence.text if a.sentence else None,
+            evidence_page=a.sentence.hit.page if a.sentence else None,
+            rationale=f"Offline (lexical): {a.reason}; key-term coverage {a.coverage:.0%} in the closest sentence.",
         )
 
-    def _terms(self, text: str) -> set[str]:
-        return {_stem(t, self.stem) for t in tokenize(text) if not t.isdigit() and t not in _NEGATION_WORDS}
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
 
 
-_CLAUSE_BREAK = re.compile(r";\s+|,\s+(?:and|but|whereas|while|und|aber)\s+")
-_NEGATION_WORDS = frozenset(c for c in NEGATION_CUES if c.isalpha())
+def _sentences(passages: Sequence[Hit]) -> list[_Sentence]:
+    """Every sentence of every passage, verbatim (offsets into the passage text)."""
+    out = []
+    for rank, hit in enumerate(passages):
+        lang = lexical.language(hit.text)
+        spans = sentence_spans(hit.text) or [(0, len(hit.text))]
+        texts = [hit.text[a:b].strip() for a, b in spans]
+        for i, text in enumerate(texts):
+            if not text:
+                continue
+            window = " ".join(texts[max(0, i - 1):i + 2])
+            out.append(_Sentence(text=text, window=window, hit=hit, rank=rank, lang=lang))
+    return out
 
 
-#: Longest first; enough to let "cooled", "cooling" and "cooler" meet at "cool".
-_SUFFIXES = tuple(sorted(
-    """ational ations ation ments ment ingly ings ing ably ibly ness ities ity ies ied
-    ers er ed es ly ungen ung en s e""".split(), key=len, reverse=True,
-))
+def _coverage(terms: list[str], text: str, lang: str, compounds: bool) -> float:
+    found = set(lexical.content_terms(text, lang))
+    if not terms:
+        return 0.0
+    return sum(lexical.term_match(t, found, compounds) for t in terms) / len(terms)
 
 
-def _stem(token: str, keep: int) -> str:
-    for suffix in _SUFFIXES:
-        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
-            token = token[: -len(suffix)]
-            break
-    return token[:keep]
+def _closest_clause(claim: str, focus: _Sentence, compounds: bool) -> str:
+    """The clause of the focus sentence closest to the claim (the whole sentence when one)."""
+    clauses = [c for c in _CLAUSE_BREAK.split(focus.text) if c and c.strip()]
+    if len(clauses) < 2:
+        return focus.text
+    terms = _unique(lexical.content_terms(claim, focus.lang))
+    return max(clauses, key=lambda c: _coverage(terms, c, focus.lang, compounds))
 
 
-def _negated(text: str) -> bool:
-    return bool(_NEGATION.search(text))
+class _Figures(BaseModel):
+    contradiction: str | None = None
+    unmatched: str | None = None
+    matched: bool = False
 
 
-def _numbers(text: str) -> set[str]:
-    return {n.replace(",", ".") for n in _NUMBER.findall(text)}
+def _family(unit: str | None) -> str | None:
+    return "%" if unit in ("%", "pp") else unit
 
 
-def _confidence(verdict: Verdict, coverage: float, supported_at: float, partial_at: float) -> float:
-    # Distance from the nearest threshold, mapped to 0.5..0.95: the heuristic is never certain.
-    if verdict is Verdict.supported:
-        margin = (coverage - supported_at) / max(1e-9, 1 - supported_at)
-    elif verdict is Verdict.partially_supported:
-        margin = min(coverage - partial_at, supported_at - coverage) / max(1e-9, (supported_at - partial_at) / 2)
-    else:
-        margin = abs(coverage - partial_at) / max(partial_at, 1e-9)
-    return round(0.5 + 0.45 * max(0.0, min(1.0, margin)), 3)
+def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str, *,
+                     units_only: bool = False) -> _Figures:
+    """The claim's figures against the passages: contradicted (another figure of the same unit
+    next to the claim's subject, or the same figure in another unit), unmatched, or matched."""
+    claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak and (q.unit or not units_only)]
+    if not claimed:
+        return _Figures()
+    stated = lexical.quantities(context, focus.lang)
+    nearby = [q for q in lexical.quantities(focus.window, focus.lang) if not q.weak]
+    unmatched = []
+    for q in claimed:
+        if any(lexical.same_value(q, s) and _units_agree(q, s) for s in stated) or _derived(q, nearby):
+            continue
+        same_unit = [s for s in nearby if _family(s.unit) == _family(q.unit)]
+        if same_unit:
+            return _Figures(contradiction=f"the claim says {q.text}, the source says "
+                                          f"{', '.join(dict.fromkeys(s.text for s in same_unit))}")
+        other_unit = [s for s in nearby if lexical.same_value(q, s) and s.unit and q.unit]
+        if other_unit:
+            return _Figures(contradiction=f"the claim says {q.text}, the source says {other_unit[0].text} "
+                                          "(another unit)")
+        unmatched.append(q.text)
+    return _Figures(unmatched=", ".join(unmatched) or None, matched=not unmatched)
+
+
+def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
+    return claimed.unit is None or stated.unit is None or _family(claimed.unit) == _family(stated.unit)
+
+
+def _derived(q: lexical.Quantity, nearby: list[lexical.Quantity]) -> bool:
+    """A claimed figure that is the difference or ratio of two nearby figures of one unit
+    ("rose by 14 points" for "from 58 % to 72 %"; "doubled" for 10 → 20)."""
+    for a in nearby:
+        for b in nearby:
+            if a is b or _family(a.unit) != _family(b.unit) or not _units_agree(q, a):
+                continue
+            diff = abs(a.value - b.value)
+            if diff and round(diff, max(q.decimals, 1)) == round(q.value, max(q.decimals, 1)):
+                return True
+            if q.unit in (None, "x") and b.value and round(a.value / b.value, 1) == q.value:
+                return True
+    return False
+
+
+def _compare_directions(claim: str, clause: str) -> str | None:
+    """"conflict" when the clause states the opposite direction on an axis the claim states,
+    "agree" when it states the same, None when either states none (or the clause is mixed)."""
+    mine, theirs = lexical.directions(claim), lexical.directions(clause)
+    agreed = 0
+    for axis, signs in mine.items():
+        other = theirs.get(axis)
+        if not other:
+            continue
+        if len(set(signs)) == 1 and set(other) == {-signs[0]}:
+            return "conflict"
+        if len(signs) == len(other) >= 2 and signs == [-s for s in other]:
+            return "conflict"
+        if signs == other or (len(set(signs)) == 1 and set(other) == set(signs)):
+            agreed += 1
+    # Agreement needs every direction of the claim stated alike: "reduced X and improved Y"
+    # is not backed by "reduced X" alone.
+    return "agree" if mine and agreed == len(mine) else None
+
+
+def _overstatement(claim: str, source: str) -> str | None:
+    """The absolute words of the claim the source does not back: a strong one ("eliminates",
+    "always", "vollständig") the source does not use, or a weak one ("all", "alle") against a
+    hedged source. None when the claim hedges itself or nothing is overstated."""
+    if lexical.hedged(claim):
+        return None
+    strong, weak = lexical.absolutes(claim)
+    source_strong, source_weak = lexical.absolutes(source)
+    said = {lexical.stem(w, "en") for w in source_strong + source_weak}
+    unbacked = [w for w in strong if lexical.stem(w, "en") not in said]
+    if unbacked:
+        return ", ".join(unbacked)
+    if weak and lexical.hedged(source) and not any(lexical.stem(w, "en") in said for w in weak):
+        return f"{', '.join(weak)} against hedged source language"
+    return None
 
 
 def _clip(text: str, limit: int = 160) -> str:
