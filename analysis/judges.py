@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -29,7 +30,9 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from analysis import lexical
 from analysis.chunking import sentence_spans
-from analysis.retrieval import Hit, tokenize
+from analysis.retrieval import Hit
+
+logger = logging.getLogger(__name__)
 
 
 class Verdict(str, Enum):
@@ -55,6 +58,8 @@ class Judgement(BaseModel):
     evidence: str | None = None
     evidence_page: int | None = None
     rationale: str
+    #: provider tokens this judgement cost (usage.total_tokens over its attempts); 0 offline
+    tokens: int = Field(default=0, ge=0)
 
 
 class Judge(Protocol):
@@ -425,6 +430,9 @@ def _clip(text: str, limit: int = 160) -> str:
 class ProviderError(Exception):
     """The judge provider failed."""
 
+    #: the failure reason a job records when this error fails it
+    code = "provider_error"
+
 
 class ProviderUnavailable(ProviderError):
     """The judge provider cannot be reached or failed on its side (5xx); retry later."""
@@ -440,120 +448,40 @@ class ProviderRateLimited(ProviderError):
 
 
 class ProviderBadResponse(ProviderError):
-    """The judge provider answered, but not with a verdict we can read."""
+    """The provider answered, but not in the wire format (an embeddings call; the judge
+    retries a bad chat answer itself and ends `uncertain`)."""
 
 
 class ProviderRejected(ProviderError):
-    """The judge provider refused the request (4xx other than 429): fix the configuration."""
+    """The provider refused this request (a 4xx other than 429): no retry will change that."""
 
 
-SYSTEM_PROMPT = """You check citations in academic theses. You get a claim from a thesis and \
-numbered passages from the source it cites. Decide whether the passages support the claim.
-Answer with one JSON object and nothing else:
-{"verdict": "supported" | "partially_supported" | "not_supported",
- "confidence": number between 0 and 1,
- "evidence_index": number of the passage your verdict rests on, or null,
- "rationale": one or two sentences}
-Use "partially_supported" when the source backs only part of the claim or states it more weakly; \
-"not_supported" when the source does not say it or says the opposite."""
+class ProviderPermanentError(ProviderRejected):
+    """The provider refuses every request of this configuration: the job fails at once."""
 
 
-class _Answer(BaseModel):
-    verdict: Literal["supported", "partially_supported", "not_supported"]
-    confidence: float = Field(ge=0.0, le=1.0)
-    evidence_index: int | None = None
-    rationale: str = ""
+class ProviderAuthFailed(ProviderPermanentError):
+    """The provider refused the API key (HTTP 401 or 403)."""
 
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        # Models write "Partially supported" or "partially-supported" as often as the spec.
-        return re.sub(r"[\s-]+", "_", value.strip().lower()) if isinstance(value, str) else value
+    code = "provider_auth_failed"
 
 
-class OpenAICompatibleClient:
-    """The HTTP side of an OpenAI-compatible provider: base URL, bearer key, timeout and
-    pooled connections (shared by the judge and the embedder)."""
+class ProviderModelNotFound(ProviderPermanentError):
+    """The provider does not know the model, or the endpoint (HTTP 404, or 400 "model not found")."""
 
-    def __init__(self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.model = model
-        self._client = httpx.Client(
-            base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout, transport=transport
-        )
-
-    def close(self) -> None:
-        """Close the pooled HTTP connections."""
-        self._client.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    code = "provider_model_not_found"
 
 
-class OpenAIJudge(OpenAICompatibleClient):
-    """A judge backed by an OpenAI-compatible ``POST {base_url}/chat/completions``."""
-
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        timeout: float = 30.0,
-        json_mode: bool = True,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        super().__init__(base_url=base_url, model=model, api_key=api_key, timeout=timeout, transport=transport)
-        self.json_mode = json_mode
-
-    def judge(self, claim: str, passages: list[Hit]) -> Judgement:
-        """Ask the provider; raises a `ProviderError` subclass on failure."""
-        if not passages:
-            return _no_passages()  # nothing to show the model: no call, no cost
-        content = self._complete(self._messages(claim, passages))
-        answer = _parse_answer(content, len(passages))
-        evidence = passages[answer.evidence_index - 1] if answer.evidence_index else None
-        return Judgement(
-            verdict=Verdict(answer.verdict),
-            confidence=answer.confidence,
-            evidence=evidence.text if evidence else None,
-            evidence_page=evidence.page if evidence else None,
-            rationale=answer.rationale or "(no rationale given)",
-        )
-
-    def _messages(self, claim: str, passages: Sequence[Hit]) -> list[dict[str, str]]:
-        numbered = "\n\n".join(f"Passage {i} (page {p.page}):\n{p.text}" for i, p in enumerate(passages, 1))
-        user = f"Claim:\n{claim}\n\n{numbered}"
-        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
-
-    def _complete(self, messages: list[dict[str, str]]) -> str:
-        body: dict[str, object] = {"model": self.model, "messages": messages, "temperature": 0}
-        if self.json_mode:
-            body["response_format"] = {"type": "json_object"}
-        try:
-            response = self._client.post("chat/completions", json=body)
-        except httpx.TransportError as exc:  # connect, read, timeouts, broken protocol
-            raise ProviderUnavailable(f"judge provider unreachable: {exc!r}") from exc
-        _raise_for_status(response)
-        try:
-            return response.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ProviderBadResponse(f"not a chat-completions response: {_clip(response.text)!r}") from exc
-
-
-def _raise_for_status(response: httpx.Response) -> None:
-    status = response.status_code
-    if status == 429:
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        raise ProviderRateLimited(f"judge provider rate-limited us (429), retry after {retry_after}s", retry_after)
-    if status >= 500:
-        raise ProviderUnavailable(f"judge provider failed with HTTP {status}")
-    if status >= 400:
-        raise ProviderRejected(f"judge provider rejected the request: HTTP {status} {_clip(response.text)}")
+#: How much of a provider's error body reaches a log line, an exception or a failure reason.
+ERROR_BODY_LIMIT = 300
+_SECRET_PATTERNS = (
+    (re.compile(r"(?i)\bbearer\s+[^\s\"',;]+"), "Bearer [redacted]"),
+    (re.compile(r"\b(?:sk|key|pk|rk|api)-[A-Za-z0-9_\-]{6,}"), "[redacted]"),
+    (re.compile(r"(?i)\b(api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password)"
+                r"(\"?\s*[:=]\s*\"?)[^\s\"'&,;}]+"), r"\1\2[redacted]"),
+)
+_MODEL_MISSING = re.compile(r"(?i)model.{0,80}(?:not\s+found|does\s+not\s+exist|unknown|not\s+exist|invalid)|"
+                            r"(?:unknown|invalid|no\s+such)\s+model")
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -570,18 +498,305 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def _parse_answer(content: object, n_passages: int) -> _Answer:
-    if not isinstance(content, str):
-        raise ProviderBadResponse(f"message content is not text: {content!r}")
-    # Models asked for JSON still wrap it in ```json fences now and then.
-    text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", content)
-    try:
-        answer = _Answer.model_validate(json.loads(text))
-    except (ValueError, ValidationError) as exc:
-        raise ProviderBadResponse(f"unreadable verdict: {_clip(content)!r}") from exc
-    if answer.evidence_index is not None and not 1 <= answer.evidence_index <= n_passages:
-        raise ProviderBadResponse(f"evidence_index {answer.evidence_index} is not one of 1..{n_passages}")
-    return answer
+def redact(text: str, secrets: Sequence[str] = (), *, limit: int = ERROR_BODY_LIMIT) -> str:
+    """`text` with the configured secrets, bearer tokens, ``sk-…``/``key-…`` tokens and
+    ``api_key=…`` values replaced by ``[redacted]``, then clipped to `limit` characters.
+    Every provider text bound for a log, an exception or a failure reason passes here."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return _clip(text, limit)
+
+
+class OpenAICompatibleClient:
+    """The HTTP side of an OpenAI-compatible provider: base URL, bearer key, timeout and
+    pooled connections (shared by the judge and the embedder). Every error it raises is
+    typed, and its text is clipped and redacted (`redact`)."""
+
+    #: what the provider is called in error messages
+    role = "provider"
+
+    def __init__(self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.model = model
+        self._secrets = (api_key,) if api_key else ()
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        """Close the pooled HTTP connections."""
+        self._client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _safe(self, text: str, limit: int = ERROR_BODY_LIMIT) -> str:
+        return redact(text, self._secrets, limit=limit)
+
+    def _post(self, path: str, body: dict) -> httpx.Response:
+        """POST and check the status; raises a typed `ProviderError` with a redacted message."""
+        try:
+            response = self._client.post(path, json=body)
+        except httpx.TransportError as exc:  # connect, read, timeouts, broken protocol
+            raise ProviderUnavailable(self._safe(f"{self.role} unreachable: {exc!r}")) from None
+        self._raise_for_status(response)
+        return response
+
+    def _raise_for_status(self, response: httpx.Response) -> None:
+        status = response.status_code
+        if status < 400:
+            return
+        body = self._safe(response.text)
+        if status == 429:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            raise ProviderRateLimited(f"{self.role} rate-limited us (429), retry after {retry_after}s", retry_after)
+        if status in (401, 403):
+            raise ProviderAuthFailed(f"{self.role} refused the API key: HTTP {status} {body}")
+        if status == 404 or (status in (400, 422) and _MODEL_MISSING.search(response.text)):
+            raise ProviderModelNotFound(f"{self.role} does not know model {self.model!r} (or the endpoint): "
+                                        f"HTTP {status} {body}")
+        if status >= 500 or status in (408, 409):
+            raise ProviderUnavailable(f"{self.role} failed with HTTP {status} {body}")
+        raise ProviderRejected(f"{self.role} rejected the request: HTTP {status} {body}")
+
+
+SYSTEM_PROMPT = """You check citations in academic theses (English or German). You get a claim \
+from a thesis and numbered passages, each with its page, from the source the claim cites. Decide \
+whether the passages support the claim:
+- "supported": the passages state the claim;
+- "partially_supported": they state part of it, or state it more weakly (the claim overstates: \
+"all", "always", "proves" where the source says "some", "may", "suggests");
+- "not_supported": they do not state it, or contradict it (other figures, the opposite direction, \
+a denied effect);
+- "uncertain": the passages do not let you decide.
+evidence_quote: copy the one sentence (or clause) your verdict rests on, character for character \
+from a passage; "" when there is none. evidence_page: the page of that passage, or null. \
+rationale: one or two sentences. confidence: between 0 and 1."""
+
+#: Verdicts a provider may answer (source_missing is decided before judging).
+_PROVIDER_VERDICTS = ("supported", "partially_supported", "not_supported", "uncertain")
+
+#: The answer's JSON schema, sent as a strict ``response_format``.
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": list(_PROVIDER_VERDICTS)},
+        "evidence_quote": {"type": "string"},
+        "evidence_page": {"type": ["integer", "null"]},
+        "rationale": {"type": "string"},
+        "confidence": {"type": "number"},
+    },
+    "required": ["verdict", "evidence_quote", "evidence_page", "rationale", "confidence"],
+    "additionalProperties": False,
+}
+
+
+class _Answer(BaseModel):
+    model_config = {"extra": "forbid"}
+
+    verdict: Literal["supported", "partially_supported", "not_supported", "uncertain"]
+    evidence_quote: str
+    evidence_page: int | None
+    rationale: str
+    confidence: float = Field(ge=0.0, le=1.0)
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        # Models write "Partially supported" or "partially-supported" as often as the spec.
+        return re.sub(r"[\s-]+", "_", value.strip().lower()) if isinstance(value, str) else value
+
+
+class _Unusable(Exception):
+    """One answer of the provider that cannot be used; the judge asks again."""
+
+
+class _Reply(BaseModel):
+    content: object = None
+    refusal: object = None
+    finish_reason: str | None = None
+    tokens: int = 0
+
+
+#: Answers of one citation the judge reads before it gives up and says `uncertain`.
+DEFAULT_ATTEMPTS = 3
+
+
+class OpenAIJudge(OpenAICompatibleClient):
+    """A judge backed by an OpenAI-compatible ``POST {base_url}/chat/completions``.
+
+    It asks for structured output (a strict JSON schema: verdict, evidence_quote,
+    evidence_page, rationale, confidence). An answer that is malformed, truncated
+    (``finish_reason`` "length"), refused (``message.refusal``, ``finish_reason``
+    "content_filter"), outside the schema or citing a page that is not among the passages
+    is asked again, up to `attempts` answers; then the verdict is `uncertain` with the reason.
+    A quote that does not occur in the passages (compared after normalising whitespace,
+    quotes, dashes and case) makes the verdict `uncertain`. Provider errors are raised typed
+    (`ProviderError`), never a bad answer. Each judgement carries the tokens it cost.
+    """
+
+    role = "judge provider"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        json_mode: bool = True,
+        attempts: int = DEFAULT_ATTEMPTS,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url=base_url, model=model, api_key=api_key, timeout=timeout, transport=transport)
+        self.json_mode = json_mode
+        self.attempts = max(1, attempts)
+        self.name = f"openai:{model}"
+
+    def judge(self, claim: str, passages: list[Hit]) -> Judgement:
+        """Ask the provider; raises a `ProviderError` subclass when the provider fails."""
+        if not passages:
+            return _no_passages()  # nothing to show the model: no call, no cost
+        messages = self._messages(claim, passages)
+        problems: list[str] = []
+        tokens = 0
+        for _ in range(self.attempts):
+            reply = self._complete(messages)
+            tokens += reply.tokens
+            try:
+                judgement = self._read(reply, passages)
+            except _Unusable as exc:
+                problems.append(str(exc))
+                continue
+            return judgement.model_copy(update={"tokens": tokens})
+        logger.warning("judge answers unusable", extra={"action": "judge_answer_unusable", "model": self.model,
+                                                         "problems": problems})
+        return Judgement(verdict=Verdict.uncertain, confidence=0.0, tokens=tokens,
+                         rationale=f"The judge's {len(problems)} answers could not be used "
+                                   f"({'; '.join(dict.fromkeys(problems))}); check the source yourself.")
+
+    def _messages(self, claim: str, passages: Sequence[Hit]) -> list[dict[str, str]]:
+        numbered = "\n\n".join(f"Passage {i} (page {p.page}):\n{p.text}" for i, p in enumerate(passages, 1))
+        user = f"Claim:\n{claim}\n\n{numbered}"
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+    def _complete(self, messages: list[dict[str, str]]) -> _Reply:
+        body: dict[str, object] = {"model": self.model, "messages": messages, "temperature": 0}
+        if self.json_mode:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "citation_verdict", "strict": True, "schema": ANSWER_SCHEMA}}
+        response = self._post("chat/completions", body)
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            message = choice.get("message") or {}
+            usage = data.get("usage") or {}
+            tokens = usage.get("total_tokens") or 0
+            return _Reply(content=message.get("content"), refusal=message.get("refusal"),
+                          finish_reason=choice.get("finish_reason"),
+                          tokens=tokens if isinstance(tokens, int) and tokens > 0 else 0)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, ValidationError):
+            # Not the chat-completions shape at all: counts as an unusable answer.
+            return _Reply(content=None, finish_reason="not a chat completion")
+
+    def _read(self, reply: _Reply, passages: Sequence[Hit]) -> Judgement:
+        if reply.finish_reason == "not a chat completion":
+            raise _Unusable("not a chat-completions response")
+        if reply.refusal or reply.finish_reason == "content_filter":
+            raise _Unusable(f"refused: {self._safe(str(reply.refusal or 'content filter'), 120)}")
+        if reply.finish_reason == "length":
+            raise _Unusable("truncated (finish_reason length)")
+        if not isinstance(reply.content, str):
+            raise _Unusable("no text in the answer")
+        # Models asked for JSON still wrap it in ```json fences now and then.
+        text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", reply.content)
+        try:
+            raw = json.loads(text)
+        except ValueError:
+            raise _Unusable(f"malformed JSON: {self._safe(reply.content, 80)!r}") from None
+        try:
+            answer = _Answer.model_validate(raw)
+        except ValidationError as exc:
+            fields = ", ".join(".".join(str(p) for p in e["loc"]) or "answer" for e in exc.errors())
+            raise _Unusable(f"answer outside the schema ({fields})") from None
+        pages = {p.page for p in passages}
+        if answer.evidence_page is not None and answer.evidence_page not in pages:
+            raise _Unusable(f"evidence_page {answer.evidence_page} is not a page of the passages "
+                            f"({', '.join(map(str, sorted(pages)))})")
+        return self._judgement(answer, passages)
+
+    def _judgement(self, answer: _Answer, passages: Sequence[Hit]) -> Judgement:
+        verdict, rationale = Verdict(answer.verdict), answer.rationale.strip() or "(no rationale given)"
+        quote = answer.evidence_quote.strip()
+        if not quote:
+            if verdict in (Verdict.supported, Verdict.partially_supported):
+                return Judgement(verdict=Verdict.uncertain, confidence=min(answer.confidence, 0.3),
+                                 rationale=f"The judge said {verdict.value} but quoted no evidence. {rationale}")
+            return Judgement(verdict=verdict, confidence=answer.confidence, rationale=rationale)
+        found = find_quote(quote, passages, prefer_page=answer.evidence_page)
+        if found is None:
+            return Judgement(verdict=Verdict.uncertain, confidence=min(answer.confidence, 0.3),
+                             rationale=f"The judge said {verdict.value}, but its quote does not occur in the "
+                                       f"passages: \"{_clip(quote, 120)}\". {rationale}")
+        evidence, page = found
+        return Judgement(verdict=verdict, confidence=answer.confidence, evidence=evidence, evidence_page=page,
+                         rationale=rationale)
+
+
+_QUOTE_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"', "‘": "'", "’": "'",
+                             "‚": "'", "‹": "'", "›": "'", "`": "'", "–": "-", "—": "-", "‒": "-", "−": "-",
+                             "‐": "-", "‑": "-", "\u00ad": ""})
+
+
+def _normalised(text: str) -> tuple[str, list[int]]:
+    """The text with whitespace collapsed, quotes and dashes folded, lower case; and for each
+    character of it the offset of the character of `text` it came from."""
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        ch = ch.translate(_QUOTE_FOLD)
+        if not ch:
+            continue
+        if ch.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+                where.append(i)
+            continue
+        for c in ch.lower():
+            out.append(c)
+            where.append(i)
+    while out and out[-1] == " ":
+        out.pop()
+        where.pop()
+    return "".join(out), where
+
+
+def find_quote(quote: str, passages: Sequence[Hit], *, prefer_page: int | None = None) -> tuple[str, int] | None:
+    """Where a quote occurs in the passages, compared after normalising whitespace, quotes,
+    dashes and case: (the passage's own text of it, the passage's page), or None. A quote
+    found on several pages is taken from `prefer_page` when it is one of them."""
+    bare = quote.strip().strip("\"'“”„")
+    # As quoted, then without the closing stop or ellipsis a model may add or drop.
+    for candidate in dict.fromkeys((bare, bare.rstrip(".…").rstrip())):
+        wanted, _ = _normalised(candidate)
+        if not wanted:
+            continue
+        found = []
+        for p in passages:
+            text, where = _normalised(p.text)
+            at = text.find(wanted)
+            if at >= 0:
+                found.append((p.text[where[at]:where[at + len(wanted) - 1] + 1], p.page))
+        if found:
+            return next((f for f in found if f[1] == prefer_page), found[0])
+    return None
 
 
 # --- configuration ----------------------------------------------------------
@@ -595,11 +810,13 @@ class JudgeSettings(BaseModel):
     model: str | None = None
     api_key: str | None = None
     timeout: float = Field(default=30.0, gt=0)
+    attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1, le=10)
 
 
 def judge_from_env(env: Mapping[str, str]) -> Judge:
     """Build the configured judge from CITEQ_JUDGE (offline|openai), CITEQ_JUDGE_BASE_URL,
-    CITEQ_JUDGE_MODEL, CITEQ_JUDGE_API_KEY and CITEQ_JUDGE_TIMEOUT (seconds).
+    CITEQ_JUDGE_MODEL, CITEQ_JUDGE_API_KEY, CITEQ_JUDGE_TIMEOUT (seconds) and
+    CITEQ_JUDGE_ATTEMPTS (answers read per citation before it is `uncertain`).
 
     Raises ValueError naming the variable when the configuration is incomplete.
     """
@@ -609,6 +826,7 @@ def judge_from_env(env: Mapping[str, str]) -> Judge:
         model=env.get("CITEQ_JUDGE_MODEL") or None,
         api_key=env.get("CITEQ_JUDGE_API_KEY") or None,
         timeout=env.get("CITEQ_JUDGE_TIMEOUT") or 30.0,
+        attempts=env.get("CITEQ_JUDGE_ATTEMPTS") or DEFAULT_ATTEMPTS,
     )
     if settings.kind == "offline":
         return OfflineJudge()
@@ -616,5 +834,6 @@ def judge_from_env(env: Mapping[str, str]) -> Judge:
         if not value:
             raise ValueError(f"CITEQ_JUDGE=openai needs {name}")
     return OpenAIJudge(
-        base_url=settings.base_url, model=settings.model, api_key=settings.api_key, timeout=settings.timeout
+        base_url=settings.base_url, model=settings.model, api_key=settings.api_key, timeout=settings.timeout,
+        attempts=settings.attempts,
     )
