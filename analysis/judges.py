@@ -19,10 +19,12 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import math
 import re
 import time
 from collections.abc import Mapping, Sequence
 from enum import Enum
+from functools import lru_cache
 from typing import Literal, Protocol
 
 import httpx
@@ -183,25 +185,20 @@ class OfflineJudge:
 
     def _assess(self, claim: str, sentences: list[_Sentence]) -> _Assessment:
         claim_lang = lexical.language(claim)
-        scored = []
-        for s in sentences:
-            terms = _unique(lexical.content_terms(claim, s.lang))
-            if not terms:
-                continue
-            compounds = "de" in (s.lang, claim_lang)
-            scored.append((_coverage(terms, s.text, s.lang, compounds), _coverage(terms, s.window, s.lang, compounds),
-                           -s.rank, s))
+        scorer = _Scorer(claim, claim_lang, sentences)
+        scored = [(scorer.coverage(s.text, s.lang), scorer.coverage(s.window, s.lang), -s.rank, s)
+                  for s in sentences if scorer.terms(s.lang)]
         if not scored:
             return _Assessment(verdict=Verdict.uncertain, confidence=0.1, cue="weak", coverage=0.0, sentence=None,
                                reason="the claim has no content words to look for")
         cov, cov_window, _, focus = max(scored, key=lambda x: x[:3])
-        clause = _closest_clause(claim, focus, compounds="de" in (focus.lang, claim_lang))
         context = " ".join(s.text for s in sentences)
         if max(cov, cov_window) < self.related_at:
             figure = self._figure_elsewhere(claim, claim_lang, scored, context)
             if figure is not None:
                 return figure
-        return self._decide(claim, claim_lang, focus, clause, cov, cov_window, context)
+        ranked = [(c, s) for c, _, _, s in sorted(scored, key=lambda x: x[:3], reverse=True)]
+        return self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)
 
     def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
         """When no sentence is clearly about the claim: a sentence that shares some of its terms
@@ -218,8 +215,8 @@ class OfflineJudge:
                                    sentence=sentence, reason=figures.contradiction)
         return None
 
-    def _decide(self, claim: str, claim_lang: str, focus: _Sentence, clause: str, cov: float,
-                cov_window: float, context: str) -> _Assessment:
+    def _decide(self, claim: str, claim_lang: str, focus: _Sentence, scorer: _Scorer, cov: float,
+                cov_window: float, context: str, ranked: list[tuple[float, _Sentence]]) -> _Assessment:
         def result(verdict: Verdict, confidence: float, cue: str, reason: str) -> _Assessment:
             return _Assessment(verdict=verdict, confidence=round(confidence, 3), cue=cue, coverage=cov,
                                sentence=focus, reason=reason)
@@ -232,16 +229,40 @@ class OfflineJudge:
         figures = _compare_figures(claim, claim_lang, focus, context)
         if figures.contradiction:
             return result(Verdict.not_supported, 0.78 + 0.17 * strength, "figure", figures.contradiction)
-        clause_cov = max(cov, _coverage(_unique(lexical.content_terms(claim, focus.lang)), clause, focus.lang, True))
+        clause = scorer.closest_clause(focus)
+        clause_cov = max(cov, scorer.coverage(clause, focus.lang))
         on_subject = clause_cov >= self.related_at
         direction = _compare_directions(claim, clause) if on_subject else None
         if direction == "conflict":
             return result(Verdict.not_supported, 0.75 + 0.15 * strength, "direction",
                           "the source states the opposite direction")
+        claim_axes = set(lexical.directions(claim))
+        if claim_axes and direction is None and not claim_axes & set(lexical.directions(clause)):
+            # The focus states no direction the claim states: the next related sentence that does decides.
+            for other_cov, other in ranked:
+                if other_cov < 0.4:
+                    break
+                other_clause = scorer.closest_clause(other)
+                if other is focus or not claim_axes & set(lexical.directions(other_clause)):
+                    continue
+                found = _compare_directions(claim, other_clause)
+                if found == "conflict":
+                    return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
+                                       cue="direction", coverage=other_cov, sentence=other,
+                                       reason="a related sentence of the source states the opposite direction")
+                if found == "agree" and max(other_cov, scorer.coverage(other_clause, other.lang)) >= 0.6:
+                    return _Assessment(verdict=Verdict.supported, confidence=round(0.7 + 0.1 * strength, 3),
+                                       cue="direction", coverage=other_cov, sentence=other,
+                                       reason="the source states the claim's direction and key terms")
+                break
+        overstated = _overstatement(claim, focus.window)
+        if overstated and on_subject and lexical.negated_only_by_never(claim) and not lexical.negated(clause):
+            # "never" against "rarely": an overstatement, not a denial
+            return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
+                          f"the claim overstates the source ({overstated})")
         if on_subject and lexical.negated(claim) != lexical.negated(clause):
             which = "denies what the claim asserts" if lexical.negated(clause) else "asserts what the claim denies"
             return result(Verdict.not_supported, 0.6 + 0.14 * strength, "negation", f"the source {which}")
-        overstated = _overstatement(claim, focus.window)
         if overstated and on_subject:
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
                           f"the claim overstates the source ({overstated})")
@@ -257,8 +278,9 @@ class OfflineJudge:
         if cov >= self.supported_at:
             return result(Verdict.supported, 0.55 + 0.19 * min(1.0, (cov - self.supported_at) / (1 - self.supported_at)),
                           "overlap", "the source's sentence states the claim's key terms")
-        if cov_window >= self.supported_at + 0.05:
-            return result(Verdict.supported, 0.52, "overlap", "neighbouring sentences of the source state the claim's key terms")
+        if cov >= 0.6 and cov_window >= 0.9:
+            return result(Verdict.supported, 0.52, "overlap",
+                          "the source's sentence and its neighbours state the claim's key terms")
         return result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
                       "the source shares some of the claim's key terms, but no cue decides")
 
@@ -313,20 +335,53 @@ def _sentences(passages: Sequence[Hit]) -> list[_Sentence]:
     return out
 
 
-def _coverage(terms: list[str], text: str, lang: str, compounds: bool) -> float:
-    found = set(lexical.content_terms(text, lang))
-    if not terms:
-        return 0.0
-    return sum(lexical.term_match(t, found, compounds) for t in terms) / len(terms)
+@lru_cache(maxsize=4096)
+def _stems(text: str, lang: str) -> frozenset[str]:
+    return frozenset(lexical.content_terms(text, lang))
 
 
-def _closest_clause(claim: str, focus: _Sentence, compounds: bool) -> str:
-    """The clause of the focus sentence closest to the claim (the whole sentence when one)."""
-    clauses = [c for c in _CLAUSE_BREAK.split(focus.text) if c and c.strip()]
-    if len(clauses) < 2:
-        return focus.text
-    terms = _unique(lexical.content_terms(claim, focus.lang))
-    return max(clauses, key=lambda c: _coverage(terms, c, focus.lang, compounds))
+class _Scorer:
+    """Weighted coverage of a claim's content terms in a text. A term found in few of the
+    retrieved sentences weighs more than one found in most ("medication" against "pain"
+    when every sentence is about pain); a term found nowhere weighs as a rare one."""
+
+    def __init__(self, claim: str, claim_lang: str, sentences: list[_Sentence]) -> None:
+        self.claim, self.claim_lang, self.sentences = claim, claim_lang, sentences
+        self._by_lang: dict[str, tuple[list[str], list[float]]] = {}
+
+    def terms(self, lang: str) -> list[str]:
+        return self._weighted(lang)[0]
+
+    def _weighted(self, lang: str) -> tuple[list[str], list[float]]:
+        if lang not in self._by_lang:
+            terms = _unique(lexical.content_terms(self.claim, lang))
+            stems = [_stems(s.text, s.lang) for s in self.sentences]
+            n = len(stems)
+            compounds = self._compounds(lang)
+            weights = []
+            for t in terms:
+                df = sum(lexical.term_match(t, found, compounds) > 0 for found in stems)
+                weights.append(1.0 + math.log((n + 1) / (max(df, 1) + 1)))
+            self._by_lang[lang] = (terms, weights)
+        return self._by_lang[lang]
+
+    def _compounds(self, lang: str) -> bool:
+        return "de" in (lang, self.claim_lang)
+
+    def coverage(self, text: str, lang: str) -> float:
+        terms, weights = self._weighted(lang)
+        if not terms:
+            return 0.0
+        found = _stems(text, lang)
+        compounds = self._compounds(lang)
+        return sum(w * lexical.term_match(t, found, compounds) for t, w in zip(terms, weights)) / sum(weights)
+
+    def closest_clause(self, sentence: _Sentence) -> str:
+        """The clause of the sentence closest to the claim (the whole sentence when one)."""
+        clauses = [c for c in _CLAUSE_BREAK.split(sentence.text) if c and c.strip()]
+        if len(clauses) < 2:
+            return sentence.text
+        return max(clauses, key=lambda c: self.coverage(c, sentence.lang))
 
 
 class _Figures(BaseModel):

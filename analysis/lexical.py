@@ -39,7 +39,17 @@ STOPWORDS_DE = frozenset(
     über um und uns unter vom von vor war waren was weil welche welchem welchen welcher wenn
     wer werden wie wieder wir wird wo wurde wurden zu zum zur zwar zwischen sowohl u a vgl""".split()
 )
-STOPWORDS = STOPWORDS_EN | STOPWORDS_DE
+#: Words that frame a claim rather than state it ("Smith (2020) showed that …", "laut der Studie").
+REPORTING = frozenset(
+    """according report reports reported reporting show shows showed shown find finds found finding findings
+    demonstrate demonstrates demonstrated argue argues argued state states stated note notes noted observe
+    observes observed conclude concludes concluded claim claims claimed study studies research researchers
+    author authors result results data evidence analysis paper article review survey investigation
+    laut zufolge zeigen zeigt zeigte zeigten gezeigt berichten berichtet berichtete berichteten fanden
+    festgestellt stellten stellt fest belegen belegt belegte kommen kommt kam schluss studie studien
+    autoren autorinnen ergebnis ergebnisse befund befunde daten untersuchung untersuchungen analyse""".split()
+)
+STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
 _STEMMERS = {"en": snowballstemmer.stemmer("english"), "de": snowballstemmer.stemmer("german")}
@@ -144,6 +154,7 @@ _NOT_NEGATION = re.compile(
     r"\bnot\s+only\b|\bnicht\s+nur\b|\bno\s+(?:more|less|fewer)\s+than\b|\bnicht\s+(?:mehr|weniger)\s+als\b"
     r"|\bcannot\s+be\s+(?:ruled\s+out|excluded)\b|\bnot\s+necessarily\b|\bnicht\s+unbedingt\b"
     r"|\bnicht\s+auszuschließen\b|\bnicht\s+ausgeschlossen\b|\bno\s+doubt\b|\bkein\s+zweifel\b"
+    r"|\bwhether\s+or\s+not\b|\bor\s+not\b|\boder\s+nicht\b|\bno\.\s*(?=\d)"
     r"|\bnevertheless\b|\bnonetheless\b|\bnichtsdestotrotz\b|\bnicht\s+zuletzt\b|\bnot\s+least\b",
     re.I,
 )
@@ -194,6 +205,14 @@ def directions(text: str) -> dict[str, list[int]]:
 def negated(text: str) -> bool:
     """Whether the text denies what it is about ("did not", "no significant effect", "kein")."""
     return bool(_NEGATION.search(_NOT_NEGATION.sub(" ", text)))
+
+
+_NEVER = re.compile(r"\b(?:never|nie|niemals)\b", re.I)
+
+
+def negated_only_by_never(text: str) -> bool:
+    """Whether the text's only denial is "never"/"nie" (an absolute rather than a denial)."""
+    return bool(_NEVER.search(text)) and not negated(_NEVER.sub(" ", text))
 
 
 def absolutes(text: str) -> tuple[list[str], list[str]]:

@@ -55,6 +55,14 @@ STADT = hits(
     "Die Ergebnisse deuten darauf hin, dass Tempo 30 die Zahl der schweren Unfälle teilweise verringern könnte.",
 )
 
+MEDS = hits("""Methods. We randomised 312 adults with chronic low back pain to eight weeks of yoga or to usual care.
+Results. At 12 weeks, pain intensity on a 0–10 scale decreased by 1.8 points in the yoga group and by 0.6 points under usual care (p = .003). Use of pain medication declined in both groups, with no significant difference between them.""",
+"""Discussion. These findings suggest that yoga may offer modest short-term benefits for some patients with chronic low back pain. Effects on disability were small and had largely disappeared after one year. Adverse events were rare and mostly mild.""")
+KLIMA = hits("""Zwischen 1990 und 2020 sank der jährliche Heizenergiebedarf der untersuchten Wohngebäude um durchschnittlich 27 Prozent. Der Rückgang war bei sanierten Altbauten mit 41 Prozent am stärksten.
+Bei Neubauten nach 2010 veränderte sich der Bedarf dagegen kaum.""",
+"""Die Autoren weisen darauf hin, dass Rebound-Effekte einen Teil der Einsparungen aufzehren können. In einigen Haushalten stieg die Raumtemperatur nach der Sanierung um etwa 1 °C.""")
+EDU = hits("""In our sample of 1,204 first-year students, those who attended at least 80 % of the tutorials were 2.3 times more likely to pass the final exam than those who attended fewer than half. Attendance was not related to grades among students who had already passed the mid-term.""",
+"""Online quizzes were used by about two thirds of the cohort. We found no evidence that quiz use improved exam grades once prior achievement was controlled for.""")
 MUST = [
     # supported: the figures match
     ("Students who slept at least eight hours recalled 23 percent more vocabulary items the next day.", SLEEP, S),
@@ -122,6 +130,40 @@ HARD = [
 ]
 
 
+# Written after MUST and HARD passed: longer, journal-style passages. The first run got 20 of
+# 23 decided verdicts right; the three misses (a direction matched on the wrong subject, a
+# direction stated only in another sentence, support from neighbouring sentences alone) led
+# to rarity-weighted terms and to looking for the claim's direction in related sentences.
+REALISTIC = [
+ ("Yoga reduced pain intensity by 1.8 points on a 0–10 scale after 12 weeks.", MEDS, S),
+ ("Yoga reduced pain intensity by 3.8 points after 12 weeks.", MEDS, N),
+ ("Yoga increased pain intensity in patients with chronic low back pain.", MEDS, N),
+ ("Yoga eliminates chronic low back pain.", MEDS, P),
+ ("Yoga offers benefits for all patients with chronic low back pain.", MEDS, P),
+ ("Yoga groups used significantly less pain medication than usual care groups.", MEDS, N),
+ ("The effects of yoga on disability lasted for more than a year.", MEDS, N),
+ ("Adverse events of yoga were rare and mostly mild.", MEDS, S),
+ ("The study randomised 312 adults with chronic low back pain.", MEDS, S),
+ ("The study randomised 213 adults with chronic low back pain.", MEDS, N),
+ ("Der Heizenergiebedarf von Wohngebäuden sank zwischen 1990 und 2020 um 27 Prozent.", KLIMA, S),
+ ("Der Heizenergiebedarf von Wohngebäuden sank zwischen 1990 und 2020 um 72 Prozent.", KLIMA, N),
+ ("Der Heizenergiebedarf der Wohngebäude stieg zwischen 1990 und 2020.", KLIMA, N),
+ ("Bei sanierten Altbauten war der Rückgang mit 41 Prozent am stärksten.", KLIMA, S),
+ ("Rebound-Effekte zehren die Einsparungen immer vollständig auf.", KLIMA, P),
+ ("Nach der Sanierung stieg die Raumtemperatur in einigen Haushalten um etwa 1 °C.", KLIMA, S),
+ ("Nach der Sanierung sank die Raumtemperatur in einigen Haushalten.", KLIMA, N),
+ ("Students attending at least 80 % of tutorials were 2.3 times more likely to pass the final exam.", EDU, S),
+ ("Students attending at least 80 % of tutorials were 3.2 times more likely to pass the final exam.", EDU, N),
+ ("Quiz use improved exam grades once prior achievement was controlled for.", EDU, N),
+ ("Attendance was strongly related to grades among students who had already passed the mid-term.", EDU, N),
+ ("Online quizzes were used by about two thirds of the cohort.", EDU, S),
+ ("Die Studie untersuchte 1.204 Studierende im ersten Jahr.", EDU, U),
+ ("Tutorial attendance always guarantees passing the final exam.", EDU, P),
+ ("Social media use harms adolescent wellbeing.", EDU, U),
+]
+ALL = MUST + HARD + REALISTIC
+
+
 @pytest.mark.parametrize(("claim", "passages", "expected"), MUST, ids=[c[0][:50] for c in MUST])
 def test_offline_judge_decides_what_lexical_evidence_decides(claim, passages, expected):
     judgement = OfflineJudge().judge(claim, passages)
@@ -132,7 +174,7 @@ def test_offline_judge_decides_what_lexical_evidence_decides(claim, passages, ex
     assert judgement.evidence_page == page
 
 
-@pytest.mark.parametrize(("claim", "passages", "expected"), MUST + HARD, ids=[c[0][:50] for c in MUST + HARD])
+@pytest.mark.parametrize(("claim", "passages", "expected"), ALL, ids=[c[0][:50] for c in ALL])
 def test_a_contradicted_figure_or_direction_is_never_supported(claim, passages, expected):
     judgement = OfflineJudge().judge(claim, passages)
     if expected is N and judgement.verdict is S:
@@ -143,7 +185,7 @@ def test_precision_uncertainty_and_bands_on_our_own_corpus():
     judge = OfflineJudge()
     decided = right = uncertain = 0
     per_band: dict[str, list[bool]] = {name: [] for name, _, _ in CONFIDENCE_BANDS}
-    for claim, passages, expected in MUST + HARD:
+    for claim, passages, expected in ALL:
         judgement = judge.judge(claim, passages)
         if judgement.verdict is Verdict.uncertain:
             uncertain += expected is not Verdict.uncertain
@@ -152,7 +194,7 @@ def test_precision_uncertainty_and_bands_on_our_own_corpus():
         decided += 1
         right += judgement.verdict is expected
         per_band[confidence_band(judgement.confidence)].append(judgement.verdict is expected)
-    judged = len([c for c in MUST + HARD if c[2] is not Verdict.uncertain])
+    judged = len([c for c in ALL if c[2] is not Verdict.uncertain])
     print(f"\noffline judge on its own test corpus: {right}/{decided} decided verdicts right, "
           f"{uncertain}/{judged} relevant citations uncertain")
     for name, results in per_band.items():
