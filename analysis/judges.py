@@ -857,6 +857,17 @@ def find_quote(quote: str, passages: Sequence[Hit], *, prefer_page: int | None =
 # --- configuration ----------------------------------------------------------
 
 
+#: Environment variables of the judge, for ``--help``.
+ENVIRONMENT = {
+    "judge kind: offline | openai": "CITEQ_JUDGE",
+    "openai judge: endpoint base URL": "CITEQ_JUDGE_BASE_URL",
+    "openai judge: model": "CITEQ_JUDGE_MODEL",
+    "openai judge: API key (redacted from every log and error)": "CITEQ_JUDGE_API_KEY",
+    "openai judge: request timeout, seconds": "CITEQ_JUDGE_TIMEOUT",
+    "openai judge: answers read per citation before uncertain": "CITEQ_JUDGE_ATTEMPTS",
+}
+
+
 class JudgeSettings(BaseModel):
     """Judge configuration; `judge_from_env` fills it from CITEQ_JUDGE_* variables."""
 
