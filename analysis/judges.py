@@ -470,8 +470,12 @@ def _overstatement(claim: str, source: str) -> str | None:
     unbacked = [w for w in strong if lexical.stem(w, "en") not in said]
     if unbacked:
         return ", ".join(unbacked)
-    if weak and lexical.hedged(source) and not any(lexical.stem(w, "en") in said for w in weak):
-        return f"{', '.join(weak)} against hedged source language"
+    if weak and not any(lexical.stem(w, "en") in said for w in weak):
+        if lexical.hedged(source):
+            return f"{', '.join(weak)} against hedged source language"
+        shares = [q for q in lexical.quantities(source, lexical.language(source)) if q.unit == "%" and q.value < 100]
+        if shares:  # "all employees" against "58 % of respondents"
+            return f"{', '.join(weak)} against {shares[0].text}"
     return None
 
 
@@ -833,6 +837,10 @@ def _normalised(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
+#: A quote shorter than this (or a single word) is not evidence, wherever it occurs.
+MIN_QUOTE_CHARS = 12
+
+
 def find_quote(quote: str, passages: Sequence[Hit], *, prefer_page: int | None = None) -> tuple[str, int] | None:
     """Where a quote occurs in the passages, compared after normalising whitespace, quotes,
     dashes and case: (the passage's own text of it, the passage's page), or None. A quote
@@ -841,8 +849,8 @@ def find_quote(quote: str, passages: Sequence[Hit], *, prefer_page: int | None =
     # As quoted, then without the closing stop or ellipsis a model may add or drop.
     for candidate in dict.fromkeys((bare, bare.rstrip(".…").rstrip())):
         wanted, _ = _normalised(candidate)
-        if not wanted:
-            continue
+        if len(wanted) < MIN_QUOTE_CHARS or " " not in wanted:
+            continue  # "the" or "yes" occurs anywhere: too short to show anything
         found = []
         for p in passages:
             text, where = _normalised(p.text)

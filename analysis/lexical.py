@@ -104,16 +104,19 @@ def term_match(term: str, found: set[str], compounds: bool) -> float:
 # -- cues -----------------------------------------------------------------------------------
 
 #: Quantity direction: up (+1) and down (-1); quality direction: improve (+1), worsen (-1).
-_UP = r"""increas\w* ris(?:e|es|ing|en) rose higher greater larger grow\w* grew rais(?:e|ed|es|ing) boost\w*
+_UP = r"""increas\w* ris(?:e|es|ing|en) rose higher highest greater greatest larger largest bigger biggest
+    stronger strongest grow\w* grew rais(?:e|ed|es|ing) boost\w*
     doubl\w* tripl\w* elevat\w* exceed\w* climb\w* surg\w* expand\w* accelerat\w* amplif\w* more
     steig\w* stieg\w* gestiegen anstieg\w* ansteig\w* erhöh\w* zunahme zunehm\w* zugenommen
     höher\w* größer\w* mehr wachs\w* wuchs\w* wächst gewachsen wachstum steiger\w* gesteigert verdoppel\w*
-    vergrößer\w* verstärk\w*"""
-_DOWN = r"""decreas\w* declin\w* drop\w* fall fell falls falling fallen lower\w* less fewer smaller reduc\w*
+    vergrößer\w* verstärk\w* größt\w* höchst\w* stärker\w* stärkst\w*"""
+_DOWN = r"""decreas\w* declin\w* drop\w* fall fell falls falling fallen lower\w* less least fewer fewest smaller
+    smallest weaker weakest reduc\w*
     shr[ai]nk\w* shrunk diminish\w* halv\w* lessen\w* sank sink\w* attenuat\w* mitigat\w* curb\w*
     gesunken senk\w* gesenkt verringer\w* abnahme abnehm\w* abgenommen
     weniger niedriger\w* geringer\w* kleiner\w* reduzier\w* rückgang zurückgegangen
-    zurückgehen verminder\w* fiel fielen gefallen halbier\w*
+    zurückgehen verminder\w* fiel fielen gefallen halbier\w* kleinst\w* niedrigst\w* geringst\w*
+    wenigst\w* schwächer\w* schwächst\w*
     abgeschwächt abschwäch\w*"""
 _BETTER = r"""improv\w* better benefit\w* enhanc\w* verbesser\w* besser\w* gefördert förder\w*"""
 _WORSE = r"""worsen\w* worse deteriorat\w* impair\w* harm\w* verschlechter\w* schlechter\w* beeinträchtig\w*
@@ -173,7 +176,8 @@ _HEDGE = re.compile(
     r"\b(?:may|might|could|can|some|suggest\w*|partial\w*|partly|in\s+some\s+cases|possibl\w*|perhaps|"
     r"likely|tend\w*|appears?\s+to|appeared\s+to|seem\w*|indicat\w*|preliminary|modest\w*|slight\w*|limited|"
     r"somewhat|to\s+some\s+extent|under\s+certain\s+conditions|often|sometimes|occasionally|moderate\w*|"
-    r"a\s+few|several|potential\w*|rarely|cannot\s+be\s+(?:ruled\s+out|excluded)|"
+    r"a\s+few|several|potential\w*|rarely|cannot\s+be\s+(?:ruled\s+out|excluded)|most|mostly|largely|"
+    r"(?:the\s+)?majority|meisten|mehrheit\w*|überwiegend\w*|weitgehend\w*|größtenteils|"
     r"kann|können|könnte|könnten|teilweise|einige\w*|manche\w*|deute[tn]?\b.{0,80}?\ban|möglicherweise|"
     r"vermutlich|wahrscheinlich|scheint|scheinen|tendenziell|in\s+einigen\s+fällen|zum\s+teil|gewisse\w*|"
     r"unter\s+bestimmten\s+bedingungen|oft|häufig|manchmal|gelegentlich|geringfügig\w*|mäßig\w*|begrenzt\w*|"
@@ -258,8 +262,8 @@ _QUANTITY = re.compile(
 )
 #: Numbers that label rather than measure: "Table 2", "Abb. 3", "p. 14", "Study 1".
 _LABEL_BEFORE = re.compile(
-    r"(?:table|tab|figure|fig|chapter|section|study|experiment|page|p|pp|s|abb|abbildung|tabelle|kapitel|"
-    r"abschnitt|studie|seite|model|hypothesis|hypothese|wave|welle|phase|no|nr)\.?\s*$",
+    r"\b(?:table|tab|figure|fig|chapter|section|study|experiment|page|abb|abbildung|tabelle|kapitel|"
+    r"abschnitt|studie|seite|model|hypothesis|hypothese|wave|welle|phase|nr)\.?\s*$|\b(?:p|pp|s|no)\.\s*$",
     re.I,
 )
 _NUMBER_WORDS = {

@@ -172,6 +172,11 @@ def test_a_quote_that_is_not_in_the_passages_makes_the_verdict_uncertain(server,
     assert server.request_count == 1  # a made-up quote is not asked again: it is an answer
 
 
+def test_a_quote_too_short_to_show_anything_is_not_evidence(server, judge):
+    server.script.append(_answer(quote="roofs"))
+    assert judge.judge("claim", ROOFS).verdict is Verdict.uncertain
+
+
 def test_a_supported_verdict_without_a_quote_is_uncertain(server, judge):
     server.script.append(_answer(quote=""))
     assert judge.judge("claim", ROOFS).verdict is Verdict.uncertain

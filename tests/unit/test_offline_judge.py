@@ -161,7 +161,40 @@ REALISTIC = [
  ("Tutorial attendance always guarantees passing the final exam.", EDU, P),
  ("Social media use harms adolescent wellbeing.", EDU, U),
 ]
-ALL = MUST + HARD + REALISTIC
+# Written after REALISTIC passed. The first run got 15 of 17 decided verdicts right ("all
+# employees" against "58 % of respondents" was judged supported, "am kleinsten" against "am
+# größten" too): superlatives and shares below 100 % against "all" were added, and a label
+# pattern that took "mindestens 15 Minuten" for a page number was fixed.
+ROOFS_EN = ROOFS  # an English source for a German claim
+WORK = hits("""Remote work increased self-reported productivity for 58 % of respondents, while 21 % reported a decline. Employees with children at home reported more interruptions than those without.
+Managers were less satisfied with communication in remote teams. Overall job satisfaction did not differ between remote and office workers.""",
+"""The survey was conducted in 2021 among 2,450 employees of 12 companies in Germany and Austria. Response rate was 38 %.""")
+LESEN = hits("""Kinder, die täglich mindestens 15 Minuten vorgelesen bekamen, verfügten bei der Einschulung über einen deutlich größeren Wortschatz. Der Effekt war bei Kindern aus bildungsfernen Familien am größten.
+Auf die spätere Rechenleistung hatte das Vorlesen hingegen keinen nachweisbaren Einfluss.""",
+"""Die Längsschnittstudie begleitete 860 Kinder über vier Jahre. Die Ergebnisse legen nahe, dass frühes Vorlesen die sprachliche Entwicklung fördern kann.""")
+LATER = [
+ ("Gründächer senkten die Oberflächentemperatur um bis zu 20 °C.", ROOFS_EN, U),
+ ("Remote work increased productivity for 58 % of respondents.", WORK, S),
+ ("Remote work increased productivity for 85 % of respondents.", WORK, N),
+ ("Remote work decreased self-reported productivity for most respondents.", WORK, N),
+ ("Job satisfaction was higher among remote workers than office workers.", WORK, N),
+ ("Managers were more satisfied with communication in remote teams.", WORK, N),
+ ("Employees with children at home reported more interruptions.", WORK, S),
+ ("The survey covered 2,450 employees of 12 companies.", WORK, S),
+ ("The survey covered 4,250 employees.", WORK, N),
+ ("Remote work increases productivity for all employees.", WORK, P),
+ ("Kinder, denen täglich vorgelesen wurde, hatten bei der Einschulung einen größeren Wortschatz.", LESEN, S),
+ ("Kinder, denen täglich vorgelesen wurde, hatten bei der Einschulung einen kleineren Wortschatz.", LESEN, N),
+ ("Vorlesen verbesserte auch die spätere Rechenleistung der Kinder.", LESEN, N),
+ ("Vorlesen fördert die sprachliche Entwicklung aller Kinder vollständig.", LESEN, P),
+ ("Frühes Vorlesen beweist eine bessere sprachliche Entwicklung.", LESEN, P),
+ ("Die Studie begleitete 860 Kinder über vier Jahre.", LESEN, S),
+ ("Die Studie begleitete 680 Kinder über vier Jahre.", LESEN, N),
+ ("Die Studie begleitete 860 Kinder über sechs Jahre.", LESEN, N),
+ ("Bei Kindern aus bildungsfernen Familien war der Effekt am kleinsten.", LESEN, N),
+ ("Kinder, die täglich 30 Minuten vorgelesen bekamen, hatten einen größeren Wortschatz.", LESEN, N),
+]
+ALL = MUST + HARD + REALISTIC + LATER
 
 
 @pytest.mark.parametrize(("claim", "passages", "expected"), MUST, ids=[c[0][:50] for c in MUST])
@@ -244,6 +277,8 @@ def test_offline_judge_is_deterministic():
     ("COVID-19 in 2020", "en", [(2020, None)]),
     ("six weeks", "en", [(6, "wk")]),
     ("€ 250", "de", [(250, "EUR")]),
+    ("mindestens 15 Minuten", "de", [(15, "min")]),
+    ("vgl. S. 12 und Tabelle 3", "de", []),
 ])
 def test_quantities_read_values_and_units(text, lang, expected):
     assert [(q.value, q.unit) for q in lexical.quantities(text, lang)] == expected
