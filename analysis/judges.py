@@ -2,12 +2,17 @@
 
 Two implementations of the `Judge` protocol:
 
-- `OfflineJudge`, the default: a deterministic **heuristic**, no network. It
-  measures how many of the claim's key terms and numbers the best passage covers
-  and looks for negation or contradiction cues. It is a smoke detector, not a
-  reader: it catches clear support, clear contradiction and wrong numbers.
+- `OfflineJudge`, the default: deterministic, no network. It decides only what
+  lexical evidence decides (figures and units, direction, negation, absolute words
+  against hedges; cues in analysis/lexical.py) and says `uncertain` otherwise, with
+  the best sentence as evidence. It is a smoke detector, not a reader.
 - `OpenAIJudge`: any server speaking OpenAI's chat-completions wire format
-  (OpenAI, vLLM, Ollama, LiteLLM, ...), called with `httpx`.
+  (OpenAI, vLLM, Ollama, LiteLLM, ...), called with `httpx`, with a strict JSON
+  schema; its quotes are checked against the passages.
+
+Provider errors are typed (`ProviderError` and subclasses); their text is clipped and
+redacted (`redact`) where it is raised, so no log line, failure reason or dead letter
+shows a key. Confidence bands (`CONFIDENCE_BANDS`) are shared by both judges.
 
 "Source missing" is decided before judging (no uploaded source matches the
 citation); `source_missing_judgement` builds that answer so every verdict has
