@@ -359,7 +359,7 @@ class _Scorer:
 
     def _weighted(self, lang: str) -> tuple[list[str], list[float]]:
         if lang not in self._by_lang:
-            terms = _unique(lexical.content_terms(self.claim, lang))
+            terms = _unique(lexical.content_terms(lexical.claim_core(self.claim), lang))
             stems = [_stems(s.text, s.lang) for s in self.sentences]
             n = len(stems)
             compounds = self._compounds(lang)

@@ -87,6 +87,23 @@ def content_terms(text: str, lang: str, exclude: frozenset[str] = frozenset()) -
             if len(w) >= 3 and w not in STOPWORDS and w not in exclude and not is_cue(w)]
 
 
+_AUTHOR = r"[A-ZÄÖÜ][\w'’-]+(?:\s+(?:et\s+al\.?|u\.\s*a\.|and|&|und)(?:\s+[A-ZÄÖÜ][\w'’-]+)?)?(?:\s*\(\d{4}[a-z]?\))?"
+_FRAMING = re.compile(
+    rf"^\s*(?:(?:[Aa]ccording\s+to|[Ll]aut)\s+{_AUTHOR}\s*,?\s*"
+    rf"|{_AUTHOR}\s+(?:\w+\s+)?(?:found|finds|showed|shows|reported|reports|argued|argues|demonstrated|"
+    rf"demonstrates|observed|observes|noted|notes|concluded|concludes|stated|states|suggested|suggests|"
+    rf"zeigte|zeigten|zeigt|fand|fanden|findet|berichtet\w*|stellte\w*\s+fest|argumentiert\w*|"
+    rf"beobachtete\w*|kommt|kamen|kam)\b\s*(?:that\b|dass\b|,\s*dass\b)?\s*"
+    rf"|{_AUTHOR}\s+zufolge\s*,?\s*)",
+)
+
+
+def claim_core(claim: str) -> str:
+    """The claim without a leading attribution ("Smith et al. (2019) found that", "Laut Müller
+    (2021)", "According to Castillo,"): author names are not what the source's sentence says."""
+    return _FRAMING.sub("", claim, count=1)
+
+
 def term_match(term: str, found: set[str], compounds: bool) -> float:
     """Credit for a claim stem in a set of source stems: 1 for the stem itself, 0.75 for a
     German compound that ends in it or starts with it ("dauer" in "schlafdau"), else 0."""

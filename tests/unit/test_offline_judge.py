@@ -311,6 +311,24 @@ def test_negation(text, expected):
     assert lexical.negated(text) is expected
 
 
+@pytest.mark.parametrize(("claim", "core"), [
+    ("Smith et al. (2019) found that sleep improves recall.", "sleep improves recall."),
+    ("According to Castillo, green roofs cool streets.", "green roofs cool streets."),
+    ("Laut Müller (2021) senkt Tempo 30 die Unfallzahl.", "senkt Tempo 30 die Unfallzahl."),
+    ("Müller und Schmidt (2020) zeigten, dass Vorlesen hilft.", "Vorlesen hilft."),
+    ("Green roofs cool streets.", "Green roofs cool streets."),
+])
+def test_a_leading_attribution_is_not_part_of_the_claim(claim, core):
+    assert lexical.claim_core(claim) == core
+
+
+def test_an_attributed_claim_is_judged_like_the_bare_one():
+    bare = OfflineJudge().judge("Sleep extension reduced daytime sleepiness.", SLEEP)
+    framed = OfflineJudge().judge("Okonkwo and Baptiste (2022) found that sleep extension reduced daytime "
+                                  "sleepiness.", SLEEP)
+    assert framed.verdict is bare.verdict is S
+
+
 def test_language_stems_and_compounds():
     assert lexical.language("Die Schüler haben mehr gelernt als erwartet.") == "de"
     assert lexical.language("The students learned more than expected.") == "en"
