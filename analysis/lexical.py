@@ -306,6 +306,8 @@ class Quantity:
     weak: bool = False
     #: "from" or "to" when the figure is the start or the end of a change ("from 12 % to 21 %")
     role: str | None = None
+    #: "approx" ("about 20 %"), "min" ("more than 1,000") or "max" ("less than 5 %") as written
+    bound: str | None = None
 
 
 def _parse_number(raw: str, lang: str) -> tuple[float, int] | None:
@@ -348,7 +350,8 @@ def quantities(text: str, lang: str) -> list[Quantity]:
             role = _role(text[max(0, m.start() - 12):m.start()]) if raw == m.group("a") else "to"
             if m.group("b") and raw == m.group("a"):
                 role = "from"
-            found.append(Quantity(value, unit, decimals, m.group(0).strip(), weak=year, role=role))
+            bound = _bound(text[max(0, m.start() - 24):m.start()]) if raw == m.group("a") else None
+            found.append(Quantity(value, unit, decimals, m.group(0).strip(), weak=year, role=role, bound=bound))
     for m in _NUMBER_WORD.finditer(text):
         unit = _UNIT_AFTER.match(text, m.end())
         canonical = _UNITS.get(unit.group(1).lower()) if unit else None
@@ -366,6 +369,21 @@ def _role(before: str) -> str | None:
     return "from" if _FROM.search(before) else "to" if _TO.search(before) else None
 
 
+_BOUNDS = (
+    ("approx", re.compile(r"\b(?:about|approximately|around|roughly|nearly|almost|circa|ca\.|some|"
+                          r"rund|etwa|ungefähr|knapp|fast|annähernd|beinahe|zirka)\s*$", re.I)),
+    ("min", re.compile(r"(?:\b(?:over|above|more\s+than|at\s+least|exceeding|über|mehr\s+als|mindestens|"
+                       r"oberhalb\s+von)|>|≥)\s*$", re.I)),
+    # "up to 20 °C" names a peak, not a bound: it needs the same figure.
+    ("max", re.compile(r"(?:\b(?:under|below|less\s+than|fewer\s+than|at\s+most|unter|weniger\s+als|"
+                       r"höchstens|maximal)|<|≤)\s*$", re.I)),
+)
+
+
+def _bound(before: str) -> str | None:
+    return next((name for name, pattern in _BOUNDS if pattern.search(before)), None)
+
+
 def same_value(claimed: Quantity, stated: Quantity) -> bool:
     """Whether a source figure states the claimed value: equal, or equal once rounded to the
     claim's decimals ("about 12 %" for 12.3 %), and not the start of a change the claim
@@ -373,6 +391,14 @@ def same_value(claimed: Quantity, stated: Quantity) -> bool:
     if claimed.role and stated.role and claimed.role != stated.role:
         return False
     if claimed.value == stated.value:
+        return True
+    # A bounded or approximate claim is met by any figure inside its bound ("over 1,000" by 1,204).
+    if claimed.bound == "min" and stated.bound is None:
+        return stated.value > claimed.value
+    if claimed.bound == "max" and stated.bound is None:
+        return stated.value < claimed.value
+    if claimed.bound == "approx" and claimed.value:
+        return abs(stated.value - claimed.value) <= 0.1 * abs(claimed.value)
         return True
     return round(stated.value, claimed.decimals) == claimed.value and stated.decimals > claimed.decimals
 

@@ -329,6 +329,31 @@ def test_an_attributed_claim_is_judged_like_the_bare_one():
     assert framed.verdict is bare.verdict is S
 
 
+@pytest.mark.parametrize(("claim", "stated", "same"), [
+    ("over 1,000 students", "1,204 students", True),
+    ("more than 1,500 students", "1,204 students", False),
+    ("about 20 %", "21.4 %", True),
+    ("about 20 %", "27 %", False),
+    ("up to 20 °C", "up to 20 °C", True),
+    ("up to 25 °C", "up to 18 °C", False),
+    ("less than 5 %", "3.2 %", True),
+    ("more than 1,000 students", "more than 800 students", False),
+    ("mindestens 15 Minuten", "12 Minuten", False),
+    ("rund 30 Prozent", "31 Prozent", True),
+    ("12 %", "12.3 %", True),
+    ("12 %", "21 %", False),
+])
+def test_bounded_and_approximate_figures(claim, stated, same):
+    lang = lexical.language(f"{claim} {stated}")
+    (c,), (s,) = lexical.quantities(claim, lang), lexical.quantities(stated, lang)
+    assert lexical.same_value(c, s) is same
+
+
+def test_a_bounded_claim_met_by_the_source_is_not_a_contradiction():
+    judgement = OfflineJudge().judge("The study randomised more than 300 adults with chronic low back pain.", MEDS)
+    assert judgement.verdict is S
+
+
 def test_language_stems_and_compounds():
     assert lexical.language("Die Schüler haben mehr gelernt als erwartet.") == "de"
     assert lexical.language("The students learned more than expected.") == "en"
