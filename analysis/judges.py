@@ -202,7 +202,9 @@ class OfflineJudge:
             figure = self._figure_elsewhere(claim, claim_lang, scored, context)
             if figure is not None:
                 return figure
-        ranked = [(c, s) for c, _, _, s in sorted(scored, key=lambda x: x[:3], reverse=True)]
+        # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
+        ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
+                                                     reverse=True)]
         return self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)
 
     def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
@@ -221,7 +223,7 @@ class OfflineJudge:
         return None
 
     def _decide(self, claim: str, claim_lang: str, focus: _Sentence, scorer: _Scorer, cov: float,
-                cov_window: float, context: str, ranked: list[tuple[float, _Sentence]]) -> _Assessment:
+                cov_window: float, context: str, ranked: list[tuple[float, float, _Sentence]]) -> _Assessment:
         def result(verdict: Verdict, confidence: float, cue: str, reason: str) -> _Assessment:
             return _Assessment(verdict=verdict, confidence=round(confidence, 3), cue=cue, coverage=cov,
                                sentence=focus, reason=reason)
@@ -242,20 +244,22 @@ class OfflineJudge:
             return result(Verdict.not_supported, 0.75 + 0.15 * strength, "direction",
                           "the source states the opposite direction")
         claim_axes = set(lexical.directions(claim))
-        if claim_axes and direction is None and not claim_axes & set(lexical.directions(clause)):
+        unconfirmed = bool(claim_axes) and direction is None
+        if unconfirmed and not claim_axes & set(lexical.directions(clause)):
             # The focus states no direction the claim states: the next related sentence that does decides.
-            for other_cov, other in ranked:
-                if other_cov < 0.4:
+            for other_cov, other_window, other in ranked:
+                if max(other_cov, other_window) < 0.4:
                     break
                 other_clause = scorer.closest_clause(other)
-                if other is focus or not claim_axes & set(lexical.directions(other_clause)):
+                if other is focus or other_cov < 0.2 or not claim_axes & set(lexical.directions(other_clause)):
                     continue
                 found = _compare_directions(claim, other_clause)
                 if found == "conflict":
                     return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
                                        cue="direction", coverage=other_cov, sentence=other,
                                        reason="a related sentence of the source states the opposite direction")
-                if found == "agree" and max(other_cov, scorer.coverage(other_clause, other.lang)) >= 0.6:
+                if found == "agree" and (max(other_cov, scorer.coverage(other_clause, other.lang)) >= 0.6
+                                         or (other_cov >= 0.3 and other_window >= 0.8)):
                     return _Assessment(verdict=Verdict.supported, confidence=round(0.7 + 0.1 * strength, 3),
                                        cue="direction", coverage=other_cov, sentence=other,
                                        reason="the source states the claim's direction and key terms")
@@ -275,11 +279,20 @@ class OfflineJudge:
             return result(Verdict.uncertain, 0.35, "weak",
                           f"no passage states the claim's figure {figures.unmatched}; check the source")
         if figures.matched and on_subject and related >= 0.6:
+            elsewhere = _figure_of_another_subject(claim, claim_lang, focus, scorer)
+            if elsewhere:
+                return result(Verdict.not_supported, 0.62, "figure", elsewhere)
+            if unconfirmed and direction is None:
+                return result(Verdict.supported, 0.7, "figure",
+                              "the source states the claim's figures and key terms (its direction in other words)")
             return result(Verdict.supported, 0.78 + 0.17 * strength, "figure",
                           "the source states the claim's figures and key terms")
         if direction == "agree" and clause_cov >= 0.6:
             return result(Verdict.supported, 0.75 + 0.15 * strength, "direction",
                           "the source states the claim's direction and key terms")
+        if unconfirmed and direction is None and cov >= self.supported_at:
+            return result(Verdict.supported, 0.55, "overlap",
+                          "the source's sentence states the claim's key terms (its direction in other words)")
         if cov >= self.supported_at:
             return result(Verdict.supported, 0.55 + 0.19 * min(1.0, (cov - self.supported_at) / (1 - self.supported_at)),
                           "overlap", "the source's sentence states the claim's key terms")
@@ -422,6 +435,35 @@ def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str
                                           "(another unit)")
         unmatched.append(q.text)
     return _Figures(unmatched=", ".join(unmatched) or None, matched=not unmatched)
+
+
+_FIGURE_SEGMENT = re.compile(
+    r",\s+|;\s*|\s+(?=(?:compared\s+(?:with|to)|versus|vs\.?|while|whereas|than|im\s+vergleich\s+zu|"
+    r"gegenüber|während|wohingegen|als)\b)",
+    re.I,
+)
+
+
+def _figure_of_another_subject(claim: str, claim_lang: str, focus: _Sentence, scorer: _Scorer) -> str | None:
+    """When the focus sentence gives the claim's figure and another of the same unit for two
+    subjects ("4.4 kg in the diet group, compared with 2.9 kg in the control group"), the
+    claim's figure must sit with the claim's subject: the reason, if it sits with the other."""
+    claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
+    segments = [seg for seg in _FIGURE_SEGMENT.split(focus.text) if seg and seg.strip()]
+    if not claimed or len(segments) < 2:
+        return None
+    located = [(seg, q) for seg in segments for q in lexical.quantities(seg, focus.lang) if not q.weak]
+    for c in claimed:
+        mine = [seg for seg, q in located if lexical.same_value(c, q) and _units_agree(c, q)]
+        rivals = [(seg, q) for seg, q in located
+                  if _family(q.unit) == _family(c.unit) and not lexical.same_value(c, q) and seg not in mine]
+        if not mine or not rivals:
+            continue
+        here = max(scorer.coverage(seg, focus.lang) for seg in mine)
+        seg, rival = max(rivals, key=lambda r: scorer.coverage(r[0], focus.lang))
+        if scorer.coverage(seg, focus.lang) > here + 0.15:
+            return (f"the source gives {c.text} for another subject; for the claim's it says {rival.text}")
+    return None
 
 
 def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:

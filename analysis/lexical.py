@@ -141,6 +141,16 @@ _WORSE = r"""worsen\w* worse deteriorat\w* impair\w* harm\w* verschlechter\w* sc
 # "zu"/"ab" of a separable verb can follow its verb by a few words: "nahm im Winter deutlich ab".
 _SEPARABLE = {+1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+\w+){0,4}?\s+zu\b",
               -1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+\w+){0,4}?\s+ab\b|\b(?:geht|ging|gingen|gehen)\b(?:\s+\w+){0,4}?\s+zurück\b"}
+# "lag über/unter", "was above/below": a level compared, where "über" alone mostly means "about".
+_LEVEL = {+1: r"\b(?:lag|lagen|liegt|liegen|blieb|blieben)\b(?:\s+[\w,]+){0,4}?\s+über\b"
+              r"|\b(?:was|were|is|are|remained|lay)\s+(?:\w+\s+){0,2}?above\b",
+          -1: r"\b(?:lag|lagen|liegt|liegen|blieb|blieben)\b(?:\s+[\w,]+){0,4}?\s+unter\b"
+              r"|\b(?:was|were|is|are|remained|lay)\s+(?:\w+\s+){0,2}?below\b"}
+# Shares of a group: "most" against "fewer than half" (read before "fewer than" is masked).
+_SHARE = {+1: r"\b(?:most|the\s+majority|a\s+majority|more\s+than\s+half|over\s+half|die\s+meisten|"
+              r"(?:die\s+)?mehrheit|mehr\s+als\s+die\s+hälfte|über\s+die\s+hälfte|überwiegende?n?\s+teil)\b",
+          -1: r"\b(?:fewer\s+than\s+half|less\s+than\s+half|under\s+half|a\s+minority|(?:a\s+)?few|"
+              r"weniger\s+als\s+die\s+hälfte|(?:eine\s+)?minderheit|nur\s+wenige)\b"}
 
 
 def _alternation(spec: str) -> str:
@@ -152,7 +162,9 @@ _AXES = {
                  re.compile(rf"\b(?:{_alternation(_DOWN)})\b|{_SEPARABLE[-1]}", re.I)),
     "quality": (re.compile(rf"\b(?:{_alternation(_BETTER)})\b", re.I),
                 re.compile(rf"\b(?:{_alternation(_WORSE)})\b", re.I)),
+    "level": (re.compile(_LEVEL[+1], re.I), re.compile(_LEVEL[-1], re.I)),
 }
+_SHARES = (re.compile(_SHARE[+1], re.I), re.compile(_SHARE[-1], re.I))
 #: Phrases that look like a direction but compare or quantify: "more than 50", "higher education".
 _NOT_DIRECTION = re.compile(
     r"\b(?:more|less|fewer|mehr|weniger)\s+(?:than|als)\b|\bmore\s+or\s+less\b|\bmehr\s+oder\s+weniger\b"
@@ -202,7 +214,7 @@ _HEDGE = re.compile(
     re.I,
 )
 
-_CUE_PATTERNS = (*(p for pair in _AXES.values() for p in pair), _ABSOLUTE_STRONG, _ABSOLUTE_WEAK, _HEDGE, _NEGATION)
+_CUE_PATTERNS = (*(p for pair in _AXES.values() for p in pair), *_SHARES, _ABSOLUTE_STRONG, _ABSOLUTE_WEAK, _HEDGE, _NEGATION)
 
 
 @lru_cache(maxsize=65536)
@@ -214,10 +226,16 @@ def is_cue(word: str) -> bool:
 
 def directions(text: str) -> dict[str, list[int]]:
     """Direction cues per axis, in order of appearance: ``{"quantity": [+1, -1], ...}``."""
-    masked = _NOT_DIRECTION.sub(lambda m: " " * len(m.group(0)), text)
     found: dict[str, list[int]] = {}
-    for axis, (up, down) in _AXES.items():
-        hits = [(m.start(), +1) for m in up.finditer(masked)] + [(m.start(), -1) for m in down.finditer(masked)]
+    up, down = _SHARES
+    shares = [(m.start(), +1) for m in up.finditer(text)] + [(m.start(), -1) for m in down.finditer(text)]
+    if shares:
+        found["share"] = [sign for _, sign in sorted(shares)]
+    masked = _NOT_DIRECTION.sub(lambda m: " " * len(m.group(0)), text)
+    for m in list(up.finditer(masked)) + list(down.finditer(masked)):  # "more than half" is a share
+        masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
+    for axis, (up_, down_) in _AXES.items():
+        hits = [(m.start(), +1) for m in up_.finditer(masked)] + [(m.start(), -1) for m in down_.finditer(masked)]
         if hits:
             found[axis] = [sign for _, sign in sorted(hits)]
     return found

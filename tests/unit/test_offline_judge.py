@@ -194,7 +194,38 @@ LATER = [
  ("Bei Kindern aus bildungsfernen Familien war der Effekt am kleinsten.", LESEN, N),
  ("Kinder, die täglich 30 Minuten vorgelesen bekamen, hatten einen größeren Wortschatz.", LESEN, N),
 ]
-ALL = MUST + HARD + REALISTIC + LATER
+# Written after LATER passed, to probe confident mistakes. The first run got 13 of 17 decided
+# verdicts right, all four misses confident: a figure of the other group in the same sentence
+# ("4.4 kg …, compared with 2.9 kg"), "most" against "fewer than half", a direction stated in
+# the next sentence ("Ihr Anteil … stieg"), "lag über" against "lag unter". That led to
+# figures checked against their subject, shares and levels as directions, and neighbours
+# counted when a related sentence's direction is looked for.
+DIET = hits("""Over the 24-month follow-up, participants on the Mediterranean diet lost on average 4.4 kg, compared with 2.9 kg in the low-fat group. The difference was statistically significant. However, LDL cholesterol did not differ between groups at 24 months.""",
+"""Adherence declined over time in both groups. At two years, fewer than half of the participants still reported following their assigned diet. The authors caution that weight loss may partly reflect the greater attention given to the intervention group.""")
+MIGR = hits("""Im Jahr 2022 lebten in Deutschland rund 13,4 Millionen Menschen mit ausländischer Staatsangehörigkeit. Ihr Anteil an der Gesamtbevölkerung stieg damit gegenüber 2012 von 9 auf 16 Prozent.
+Die Erwerbstätigenquote ausländischer Frauen lag mit 52 Prozent deutlich unter der deutscher Frauen (76 Prozent).""",
+"""Sprachkurse verbesserten die Beschäftigungschancen in einigen Gruppen; für Geflüchtete mit akademischem Abschluss war kein Effekt nachweisbar.""")
+LAST = [
+ ("Participants on the Mediterranean diet lost more weight than those on a low-fat diet.", DIET, S),
+ ("Over 24 months, the Mediterranean diet group lost about 4.4 kg on average.", DIET, S),
+ ("The Mediterranean diet group lost 2.9 kg on average over 24 months.", DIET, N),
+ ("The Mediterranean diet lowered LDL cholesterol more than the low-fat diet.", DIET, N),
+ ("LDL cholesterol did not differ between the diet groups after two years.", DIET, S),
+ ("Adherence to both diets increased over time.", DIET, N),
+ ("Weight loss may partly reflect the greater attention given to the intervention group.", DIET, S),
+ ("The weight loss is entirely explained by the attention given to the intervention group.", DIET, P),
+ ("Most participants still followed their assigned diet after two years.", DIET, N),
+ ("2022 lebten in Deutschland rund 13 Millionen Menschen mit ausländischer Staatsangehörigkeit.", MIGR, S),
+ ("Der Anteil von Menschen mit ausländischer Staatsangehörigkeit stieg von 9 auf 16 Prozent.", MIGR, S),
+ ("Der Anteil von Menschen mit ausländischer Staatsangehörigkeit stieg von 9 auf 19 Prozent.", MIGR, N),
+ ("Der Anteil von Menschen mit ausländischer Staatsangehörigkeit sank seit 2012.", MIGR, N),
+ ("Die Erwerbstätigenquote ausländischer Frauen lag über der deutscher Frauen.", MIGR, N),
+ ("Die Erwerbstätigenquote ausländischer Frauen lag bei 52 Prozent.", MIGR, S),
+ ("Sprachkurse verbesserten die Beschäftigungschancen aller Geflüchteten.", MIGR, P),
+ ("Für Geflüchtete mit akademischem Abschluss verbesserten Sprachkurse die Beschäftigungschancen deutlich.", MIGR, N),
+ ("Sprachkurse verbesserten in einigen Gruppen die Beschäftigungschancen.", MIGR, S),
+]
+ALL = MUST + HARD + REALISTIC + LATER + LAST
 
 
 @pytest.mark.parametrize(("claim", "passages", "expected"), MUST, ids=[c[0][:50] for c in MUST])
