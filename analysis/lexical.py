@@ -11,6 +11,7 @@ rests on these cues and says `uncertain` where none decides.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -52,7 +53,17 @@ REPORTING = frozenset(
 STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
-_STEMMERS = {"en": snowballstemmer.stemmer("english"), "de": snowballstemmer.stemmer("german")}
+_LANGUAGES = {"en": "english", "de": "german"}
+# A Snowball stemmer keeps its word in instance state: one per thread, or the judge threads of a
+# worker stem each other's words.
+_local = threading.local()
+
+
+def _stemmer(lang: str):
+    stemmers = getattr(_local, "stemmers", None)
+    if stemmers is None:
+        stemmers = _local.stemmers = {code: snowballstemmer.stemmer(name) for code, name in _LANGUAGES.items()}
+    return stemmers[lang]
 
 
 def language(text: str) -> str:
@@ -68,7 +79,7 @@ def language(text: str) -> str:
 @lru_cache(maxsize=65536)
 def stem(word: str, lang: str) -> str:
     """The Snowball stem of a lower-case word (umlauts folded, so "höher" meets "hoh")."""
-    return _STEMMERS[lang].stemWord(word)
+    return _stemmer(lang).stemWord(word)
 
 
 def words(text: str) -> list[str]:

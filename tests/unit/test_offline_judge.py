@@ -392,3 +392,30 @@ def test_language_stems_and_compounds():
     found = set(lexical.content_terms("die Schlafdauer der Jugendlichen", "de"))
     assert lexical.term_match(lexical.stem("dauer", "de"), found, compounds=True) > 0
     assert lexical.term_match(lexical.stem("dauer", "de"), found, compounds=False) == 0
+
+
+def test_judging_from_many_threads_at_once_gives_the_same_verdicts():
+    # Worker threads share the process: stemming and the caches must not mix their words.
+    import threading
+
+    from analysis import judges
+
+    judges._stems.cache_clear()
+    lexical.stem.cache_clear()
+    expected = [OfflineJudge().judge(c, p) for c, p, _ in ALL]
+    judges._stems.cache_clear()
+    lexical.stem.cache_clear()
+    results: dict[int, list] = {}
+
+    def run(n):
+        order = list(range(n * 7, len(ALL))) + list(range(n * 7))  # each thread starts elsewhere
+        results[n] = [j for _, j in sorted(((i, OfflineJudge().judge(*ALL[i][:2])) for i in order),
+                                           key=lambda pair: pair[0])]
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for found in results.values():
+        assert found == expected
