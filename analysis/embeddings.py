@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import httpx
 from pydantic import BaseModel, Field
 
-from .judges import OpenAICompatibleClient, ProviderBadResponse, ProviderUnavailable, _clip, _raise_for_status
+from .judges import OpenAICompatibleClient, ProviderBadResponse
 
 #: Chunks per request. OpenAI accepts up to 2048 inputs; 64 passages of ~120 words keep a
 #: request well under any provider's token limit per call and a failure cheap to lose.
@@ -39,6 +39,8 @@ class EmbeddingsSettings(BaseModel):
 class OpenAIEmbedder(OpenAICompatibleClient):
     """Vectors for texts from an OpenAI-compatible embeddings endpoint."""
 
+    role = "embeddings provider"
+
     def __init__(self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0,
                  batch_size: int = DEFAULT_BATCH, transport: httpx.BaseTransport | None = None) -> None:
         super().__init__(base_url=base_url, model=model, api_key=api_key, timeout=timeout, transport=transport)
@@ -55,16 +57,12 @@ class OpenAIEmbedder(OpenAICompatibleClient):
         return vectors
 
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
-        try:
-            response = self._client.post("embeddings", json={"model": self.model, "input": texts})
-        except httpx.TransportError as exc:  # connect, read, timeouts, broken protocol
-            raise ProviderUnavailable(f"embeddings provider unreachable: {exc!r}") from exc
-        _raise_for_status(response)
+        response = self._post("embeddings", {"model": self.model, "input": texts})
         try:
             data = sorted(response.json()["data"], key=lambda d: d["index"])
             vectors = [[float(x) for x in d["embedding"]] for d in data]
         except (ValueError, KeyError, TypeError) as exc:
-            raise ProviderBadResponse(f"not an embeddings response: {_clip(response.text)!r}") from exc
+            raise ProviderBadResponse(f"not an embeddings response: {self._safe(response.text)!r}") from None
         if len(vectors) != len(texts) or any(not v for v in vectors):
             raise ProviderBadResponse(f"{len(vectors)} embeddings for {len(texts)} inputs")
         if not all(math.isfinite(x) for v in vectors for x in v):

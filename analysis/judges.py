@@ -2,12 +2,17 @@
 
 Two implementations of the `Judge` protocol:
 
-- `OfflineJudge`, the default: a deterministic **heuristic**, no network. It
-  measures how many of the claim's key terms and numbers the best passage covers
-  and looks for negation or contradiction cues. It is a smoke detector, not a
-  reader: it catches clear support, clear contradiction and wrong numbers.
+- `OfflineJudge`, the default: deterministic, no network. It decides only what
+  lexical evidence decides (figures and units, direction, negation, absolute words
+  against hedges; cues in analysis/lexical.py) and says `uncertain` otherwise, with
+  the best sentence as evidence. It is a smoke detector, not a reader.
 - `OpenAIJudge`: any server speaking OpenAI's chat-completions wire format
-  (OpenAI, vLLM, Ollama, LiteLLM, ...), called with `httpx`.
+  (OpenAI, vLLM, Ollama, LiteLLM, ...), called with `httpx`, with a strict JSON
+  schema; its quotes are checked against the passages.
+
+Provider errors are typed (`ProviderError` and subclasses); their text is clipped and
+redacted (`redact`) where it is raised, so no log line, failure reason or dead letter
+shows a key. Confidence bands (`CONFIDENCE_BANDS`) are shared by both judges.
 
 "Source missing" is decided before judging (no uploaded source matches the
 citation); `source_missing_judgement` builds that answer so every verdict has
@@ -18,17 +23,23 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
+import math
 import re
 import time
 from collections.abc import Mapping, Sequence
 from enum import Enum
+from functools import lru_cache
 from typing import Literal, Protocol
 
 import httpx
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from analysis.chunking import split_sentences
-from analysis.retrieval import Hit, tokenize
+from analysis import lexical
+from analysis.chunking import sentence_spans
+from analysis.retrieval import Hit
+
+logger = logging.getLogger(__name__)
 
 
 class Verdict(str, Enum):
@@ -54,6 +65,8 @@ class Judgement(BaseModel):
     evidence: str | None = None
     evidence_page: int | None = None
     rationale: str
+    #: provider tokens this judgement cost (usage.total_tokens over its attempts); 0 offline
+    tokens: int = Field(default=0, ge=0)
 
 
 class Judge(Protocol):
@@ -75,168 +88,442 @@ def source_missing_judgement(marker: str) -> Judgement:
 
 def _no_passages() -> Judgement:
     return Judgement(
-        verdict=Verdict.not_supported,
-        confidence=0.5,
-        rationale="No passage of the cited source shares a key term with the claim.",
+        verdict=Verdict.uncertain,
+        confidence=0.1,
+        rationale="The cited source has no passage to compare the claim with.",
     )
 
 
-# --- offline heuristic ------------------------------------------------------
+#: Confidence bands, (name, lower bound inclusive, upper bound exclusive; the last includes 1).
+#: Offline verdicts are calibrated to them: `uncertain` is always "low"; a verdict resting on
+#: a decisive cue (a figure, a direction) is "high"; one resting on word overlap alone, or
+#: on a negation or an overstatement, is "medium". The evaluation reports accuracy per band.
+CONFIDENCE_BANDS: tuple[tuple[str, float, float], ...] = (("low", 0.0, 0.5), ("medium", 0.5, 0.75),
+                                                          ("high", 0.75, 1.0))
 
-#: Cues that flip a statement's polarity (English and German). "without"/"ohne"
-#: are left out: "summers without a heat wave" negates nothing the claim says.
-NEGATION_CUES = (
-    "not", "no", "never", "neither", "nor", "cannot", "none", "fail", "failed",
-    "fails", "contrary", "unlike", "lack", "lacked", "absence",
-    "kein", "keine", "keinen", "keiner", "nicht", "nie", "niemals", "weder",
-)
-_NEGATION = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in NEGATION_CUES) + r")\b|n't\b", re.I)
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])")
+
+def confidence_band(confidence: float) -> str:
+    """The name of the band a confidence falls in (see `CONFIDENCE_BANDS`)."""
+    for name, low, high in CONFIDENCE_BANDS:
+        if low <= confidence < high:
+            return name
+    return CONFIDENCE_BANDS[-1][0]
+
+
+# --- offline judge ---------------------------------------------------------
+
+
+class _Sentence(BaseModel):
+    """A verbatim sentence of a retrieved passage, with its neighbours' text for context."""
+
+    text: str
+    window: str
+    hit: Hit
+    rank: int
+    lang: str
 
 
 class _Assessment(BaseModel):
     verdict: Verdict
+    confidence: float
     reason: str
+    #: how decisive the cue was: "figure", "direction", "negation", "absolute", "overlap", "weak"
+    cue: str
     coverage: float
-    focus: str
-    evidence: Hit
+    sentence: _Sentence | None
+
+
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s+|,?\s+(?=(?:but|whereas|while|although|though|yet|however|aber|jedoch|doch|sondern|"
+    r"während|wohingegen|obwohl|wobei)\b)|,?\s+(?=(?:and|und)\s)",
+    re.I,
+)
 
 
 class OfflineJudge:
-    """A deterministic heuristic judge; see the module docstring for its limits.
+    """A deterministic judge that decides only what lexical evidence can decide.
 
-    Key terms are the claim's content words, crudely stemmed (a suffix cut, then
-    the first `stem` letters). The *focus* is the sentence, in any passage, that
-    shares most key terms; its passage is the evidence. Coverage is the share of
-    key terms found in the evidence passage, with half credit for terms found
-    only in the other passages (a claim often condenses a whole source). Then,
-    in this order:
+    The claim's content terms (Snowball stems in the claim's language, English or German,
+    without stop words or cue words; German compounds meet their parts) are looked up in
+    every sentence of the retrieved passages. The sentence covering most of them is the
+    *focus*; its text is the evidence, verbatim, with its passage's page. Then, for the
+    focus (the clause of it closest to the claim, for direction and negation):
 
-    - a number in the claim found in none of the passages, while they do give
-      numbers → not supported;
-    - coverage ≥ `partial_at` but the claim and the focus disagree on negation
-      → not supported (a contradiction);
-    - coverage ≥ `supported_at` → supported;
-    - coverage ≥ `partial_at` → partially supported;
-    - otherwise → not supported.
+    - coverage below `related_at`, even with the neighbouring sentences → `uncertain`;
+    - a figure of the claim that no passage states, while the focus states another figure
+      of the same unit (12 % for 21 %, 3.5 h for 35 h), or the same figure in another
+      unit → `not_supported` (high confidence);
+    - a direction opposite to the focus's on the same axis (increase/decrease,
+      improve/worsen; steigen/sinken …) → `not_supported` (high);
+    - the claim asserts what the focus denies, or the reverse → `not_supported` (medium);
+    - an absolute claim ("all", "always", "eliminates", "vollständig") against hedged or
+      plain source language → `partially_supported` (overstated; medium);
+    - matching figures or a matching direction with coverage ≥ `related_at` →
+      `supported` (high); coverage ≥ `supported_at` without a cue → `supported` (medium);
+    - anything else (a figure found nowhere, middling coverage) → `uncertain` (low).
 
-    A claim made of clauses joined by "; ", ", and " or ", but " is judged
-    clause by clause: all supported → supported, none → not supported, a mix →
-    partially supported.
+    A contradicted figure or direction is never `supported`. A claim of several clauses
+    ("…, whereas …", "; ", ", and …") is judged as a whole and clause by clause: a
+    contradiction in any clause decides; clauses supported and unfound make a partial.
+    Confidences fall in `CONFIDENCE_BANDS`.
     """
 
-    def __init__(self, *, supported_at: float = 0.7, partial_at: float = 0.4, stem: int = 6) -> None:
+    name = "offline"
+
+    def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5) -> None:
         self.supported_at = supported_at
-        self.partial_at = partial_at
-        self.stem = stem
+        self.related_at = related_at
 
     def judge(self, claim: str, passages: list[Hit]) -> Judgement:
         """Judge `claim` against `passages` (best first)."""
-        if not passages or not self._terms(claim):
+        sentences = _sentences(passages)
+        if not sentences:
             return _no_passages()
-        clauses = [c for c in _CLAUSE_BREAK.split(claim) if len(self._terms(c)) >= 2]
+        whole = self._assess(claim, sentences)
+        lang = lexical.language(claim)
+        clauses = [c for c in _CLAUSE_BREAK.split(claim) if c and len(set(lexical.content_terms(c, lang))) >= 3]
         if len(clauses) < 2:
-            return self._judgement(self._assess(claim, passages))
-        return self._combine([self._assess(c, passages) for c in clauses])
+            return self._judgement(whole)
+        return self._judgement(self._combine(whole, [self._assess(c, sentences) for c in clauses]))
 
-    def _assess(self, claim: str, passages: list[Hit]) -> _Assessment:
-        terms = self._terms(claim)
-        everything = " ".join(p.text for p in passages)
-        # Most shared terms wins, then the denser sentence; max() keeps the first
-        # of full ties, so the better-ranked passage wins those.
-        focus, evidence = max(
-            ((s, p) for p in passages for s in split_sentences(p.text) or [p.text]),
-            key=lambda pair: self._overlap(terms, pair[0]),
-        )
-        here = terms & self._terms(evidence.text)
-        elsewhere = (terms & self._terms(everything)) - here
-        coverage = (len(here) + 0.5 * len(elsewhere)) / len(terms)
-        verdict, reason = self._decide(claim, coverage, focus, everything)
-        return _Assessment(verdict=verdict, reason=reason, coverage=coverage, focus=focus, evidence=evidence)
+    # -- one claim (or clause) against the sentences --
 
-    def _overlap(self, terms: set[str], sentence: str) -> tuple[int, float]:
-        found = self._terms(sentence)
-        shared = len(terms & found)
-        return shared, shared / max(1, len(found))
+    def _assess(self, claim: str, sentences: list[_Sentence]) -> _Assessment:
+        claim_lang = lexical.language(claim)
+        scorer = _Scorer(claim, claim_lang, sentences)
+        scored = [(scorer.coverage(s.text, s.lang), scorer.coverage(s.window, s.lang), -s.rank, s)
+                  for s in sentences if scorer.terms(s.lang)]
+        if not scored:
+            return _Assessment(verdict=Verdict.uncertain, confidence=0.1, cue="weak", coverage=0.0, sentence=None,
+                               reason="the claim has no content words to look for")
+        cov, cov_window, _, focus = max(scored, key=lambda x: x[:3])
+        context = " ".join(s.text for s in sentences)
+        if max(cov, cov_window) < self.related_at:
+            figure = self._figure_elsewhere(claim, claim_lang, scored, context)
+            if figure is not None:
+                return figure
+        # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
+        ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
+                                                     reverse=True)]
+        return self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)
 
-    def _decide(self, claim: str, coverage: float, focus: str, passages: str) -> tuple[Verdict, str]:
-        claim_numbers, passage_numbers = _numbers(claim), _numbers(passages)
-        missing = claim_numbers - passage_numbers
-        if coverage >= self.partial_at and missing and passage_numbers:
-            return Verdict.not_supported, f"the source gives other figures than {', '.join(sorted(missing))}"
-        if coverage >= self.partial_at and _negated(claim) != _negated(focus):
-            return Verdict.not_supported, "the source states the opposite (negation cue)"
-        if coverage >= self.supported_at:
-            return Verdict.supported, "the source states the claim's key terms"
-        if coverage >= self.partial_at:
-            return Verdict.partially_supported, "the source states only part of the claim's key terms"
-        return Verdict.not_supported, "the source shares few of the claim's key terms"
+    def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
+        """When no sentence is clearly about the claim: a sentence that shares some of its terms
+        and states another figure of the unit the claim measures ("six weeks" for "12 weeks")
+        still contradicts it (medium confidence: the subject match is loose)."""
+        if not any(q.unit and not q.weak for q in lexical.quantities(claim, claim_lang)):
+            return None
+        for cov, cov_window, _, sentence in sorted(scored, key=lambda x: x[:3], reverse=True):
+            if max(cov, cov_window) < 0.25:
+                break
+            figures = _compare_figures(claim, claim_lang, sentence, context, units_only=True)
+            if figures.contradiction:
+                return _Assessment(verdict=Verdict.not_supported, confidence=0.62, cue="figure", coverage=cov,
+                                   sentence=sentence, reason=figures.contradiction)
+        return None
 
-    def _combine(self, parts: list[_Assessment]) -> Judgement:
-        verdicts = {a.verdict for a in parts}
-        if verdicts == {Verdict.supported}:
-            verdict = Verdict.supported
-        elif verdicts == {Verdict.not_supported}:
-            verdict = Verdict.not_supported
-        else:
-            verdict = Verdict.partially_supported
-        # Show the evidence of the best-supported clause; list every clause's reason.
-        lead = max(parts, key=lambda a: (a.verdict is Verdict.supported, a.coverage))
+    def _decide(self, claim: str, claim_lang: str, focus: _Sentence, scorer: _Scorer, cov: float,
+                cov_window: float, context: str, ranked: list[tuple[float, float, _Sentence]]) -> _Assessment:
+        def result(verdict: Verdict, confidence: float, cue: str, reason: str) -> _Assessment:
+            return _Assessment(verdict=verdict, confidence=round(confidence, 3), cue=cue, coverage=cov,
+                               sentence=focus, reason=reason)
+
+        related = max(cov, cov_window)
+        if related < self.related_at:
+            return result(Verdict.uncertain, 0.1 + 0.35 * related, "weak",
+                          "the retrieved passages share few of the claim's key terms")
+        strength = min(1.0, (related - self.related_at) / (1 - self.related_at))
+        figures = _compare_figures(claim, claim_lang, focus, context)
+        if figures.contradiction:
+            return result(Verdict.not_supported, 0.78 + 0.17 * strength, "figure", figures.contradiction)
+        clause = scorer.closest_clause(focus)
+        clause_cov = max(cov, scorer.coverage(clause, focus.lang))
+        on_subject = clause_cov >= self.related_at
+        direction = _compare_directions(claim, clause) if on_subject else None
+        if direction == "conflict":
+            return result(Verdict.not_supported, 0.75 + 0.15 * strength, "direction",
+                          "the source states the opposite direction")
+        claim_axes = set(lexical.directions(claim))
+        unconfirmed = bool(claim_axes) and direction is None
+        if unconfirmed and not claim_axes & set(lexical.directions(clause)):
+            # The focus states no direction the claim states: the next related sentence that does decides.
+            for other_cov, other_window, other in ranked:
+                if max(other_cov, other_window) < 0.4:
+                    break
+                other_clause = scorer.closest_clause(other)
+                if other is focus or other_cov < 0.2 or not claim_axes & set(lexical.directions(other_clause)):
+                    continue
+                found = _compare_directions(claim, other_clause)
+                if found == "conflict":
+                    return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
+                                       cue="direction", coverage=other_cov, sentence=other,
+                                       reason="a related sentence of the source states the opposite direction")
+                if found == "agree" and (max(other_cov, scorer.coverage(other_clause, other.lang)) >= 0.6
+                                         or (other_cov >= 0.3 and other_window >= 0.8)):
+                    return _Assessment(verdict=Verdict.supported, confidence=round(0.7 + 0.1 * strength, 3),
+                                       cue="direction", coverage=other_cov, sentence=other,
+                                       reason="the source states the claim's direction and key terms")
+                break
+        overstated = _overstatement(claim, focus.window)
+        if overstated and on_subject and lexical.negated_only_by_never(claim) and not lexical.negated(clause):
+            # "never" against "rarely": an overstatement, not a denial
+            return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
+                          f"the claim overstates the source ({overstated})")
+        if on_subject and lexical.negated(claim) != lexical.negated(clause):
+            which = "denies what the claim asserts" if lexical.negated(clause) else "asserts what the claim denies"
+            return result(Verdict.not_supported, 0.6 + 0.14 * strength, "negation", f"the source {which}")
+        if overstated and on_subject:
+            return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
+                          f"the claim overstates the source ({overstated})")
+        if figures.unmatched:
+            return result(Verdict.uncertain, 0.35, "weak",
+                          f"no passage states the claim's figure {figures.unmatched}; check the source")
+        if figures.matched and on_subject and related >= 0.6:
+            elsewhere = _figure_of_another_subject(claim, claim_lang, focus, scorer)
+            if elsewhere:
+                return result(Verdict.not_supported, 0.62, "figure", elsewhere)
+            if unconfirmed and direction is None:
+                return result(Verdict.supported, 0.7, "figure",
+                              "the source states the claim's figures and key terms (its direction in other words)")
+            return result(Verdict.supported, 0.78 + 0.17 * strength, "figure",
+                          "the source states the claim's figures and key terms")
+        if direction == "agree" and clause_cov >= 0.6:
+            return result(Verdict.supported, 0.75 + 0.15 * strength, "direction",
+                          "the source states the claim's direction and key terms")
+        if unconfirmed and direction is None and cov >= self.supported_at:
+            return result(Verdict.supported, 0.55, "overlap",
+                          "the source's sentence states the claim's key terms (its direction in other words)")
+        if cov >= self.supported_at:
+            return result(Verdict.supported, 0.55 + 0.19 * min(1.0, (cov - self.supported_at) / (1 - self.supported_at)),
+                          "overlap", "the source's sentence states the claim's key terms")
+        if cov >= 0.6 and cov_window >= 0.9:
+            return result(Verdict.supported, 0.52, "overlap",
+                          "the source's sentence and its neighbours state the claim's key terms")
+        return result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
+                      "the source shares some of the claim's key terms, but no cue decides")
+
+    def _combine(self, whole: _Assessment, parts: list[_Assessment]) -> _Assessment:
+        everyone = [whole, *parts]
+        decisive = [a for a in everyone if a.verdict is Verdict.not_supported and a.cue in ("figure", "direction")]
+        if decisive:
+            return max(decisive, key=lambda a: a.confidence)
+        verdicts = [a.verdict for a in parts]
         reasons = "; ".join(f"clause {i}: {a.verdict.value}, {a.reason}" for i, a in enumerate(parts, 1))
-        coverage = sum(a.coverage for a in parts) / len(parts)
-        combined = lead.model_copy(update={"verdict": verdict, "reason": reasons, "coverage": coverage})
-        return self._judgement(combined)
+        supported = [a for a in parts if a.verdict is Verdict.supported]
+        if Verdict.not_supported in verdicts or Verdict.partially_supported in verdicts:
+            if supported or Verdict.partially_supported in verdicts:
+                lead = max(parts, key=lambda a: a.coverage)
+                return lead.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.6,
+                                               "reason": reasons, "cue": "clauses"})
+            return max(parts, key=lambda a: a.confidence).model_copy(update={"reason": reasons})
+        if whole.verdict is Verdict.supported or all(v is Verdict.supported for v in verdicts):
+            best = whole if whole.verdict is Verdict.supported else max(parts, key=lambda a: a.confidence)
+            return best
+        if supported:
+            return supported[0].model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.5,
+                                                   "reason": reasons, "cue": "clauses"})
+        return whole
 
     def _judgement(self, a: _Assessment) -> Judgement:
         return Judgement(
             verdict=a.verdict,
-            confidence=_confidence(a.verdict, a.coverage, self.supported_at, self.partial_at),
-            evidence=a.evidence.text,
-            evidence_page=a.evidence.page,
-            rationale=f"Heuristic: {a.reason} (key-term coverage {a.coverage:.0%}; "
-            f"closest sentence: \"{_clip(a.focus)}\").",
+            confidence=a.confidence,
+            evidence=a.sentence.text if a.sentence else None,
+            evidence_page=a.sentence.hit.page if a.sentence else None,
+            rationale=f"Offline (lexical): {a.reason}; key-term coverage {a.coverage:.0%} in the closest sentence.",
         )
 
-    def _terms(self, text: str) -> set[str]:
-        return {_stem(t, self.stem) for t in tokenize(text) if not t.isdigit() and t not in _NEGATION_WORDS}
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
 
 
-_CLAUSE_BREAK = re.compile(r";\s+|,\s+(?:and|but|whereas|while|und|aber)\s+")
-_NEGATION_WORDS = frozenset(c for c in NEGATION_CUES if c.isalpha())
+def _sentences(passages: Sequence[Hit]) -> list[_Sentence]:
+    """Every sentence of every passage, verbatim (offsets into the passage text)."""
+    out = []
+    for rank, hit in enumerate(passages):
+        lang = lexical.language(hit.text)
+        spans = sentence_spans(hit.text) or [(0, len(hit.text))]
+        texts = [hit.text[a:b].strip() for a, b in spans]
+        for i, text in enumerate(texts):
+            if not text:
+                continue
+            window = " ".join(texts[max(0, i - 1):i + 2])
+            out.append(_Sentence(text=text, window=window, hit=hit, rank=rank, lang=lang))
+    return out
 
 
-#: Longest first; enough to let "cooled", "cooling" and "cooler" meet at "cool".
-_SUFFIXES = tuple(sorted(
-    """ational ations ation ments ment ingly ings ing ably ibly ness ities ity ies ied
-    ers er ed es ly ungen ung en s e""".split(), key=len, reverse=True,
-))
+@lru_cache(maxsize=4096)
+def _stems(text: str, lang: str) -> frozenset[str]:
+    return frozenset(lexical.content_terms(text, lang))
 
 
-def _stem(token: str, keep: int) -> str:
-    for suffix in _SUFFIXES:
-        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
-            token = token[: -len(suffix)]
-            break
-    return token[:keep]
+class _Scorer:
+    """Weighted coverage of a claim's content terms in a text. A term found in few of the
+    retrieved sentences weighs more than one found in most ("medication" against "pain"
+    when every sentence is about pain); a term found nowhere weighs as a rare one."""
+
+    def __init__(self, claim: str, claim_lang: str, sentences: list[_Sentence]) -> None:
+        self.claim, self.claim_lang, self.sentences = claim, claim_lang, sentences
+        self._by_lang: dict[str, tuple[list[str], list[float]]] = {}
+
+    def terms(self, lang: str) -> list[str]:
+        return self._weighted(lang)[0]
+
+    def _weighted(self, lang: str) -> tuple[list[str], list[float]]:
+        if lang not in self._by_lang:
+            terms = _unique(lexical.content_terms(lexical.claim_core(self.claim), lang))
+            stems = [_stems(s.text, s.lang) for s in self.sentences]
+            n = len(stems)
+            compounds = self._compounds(lang)
+            weights = []
+            for t in terms:
+                df = sum(lexical.term_match(t, found, compounds) > 0 for found in stems)
+                weights.append(1.0 + math.log((n + 1) / (max(df, 1) + 1)))
+            self._by_lang[lang] = (terms, weights)
+        return self._by_lang[lang]
+
+    def _compounds(self, lang: str) -> bool:
+        return "de" in (lang, self.claim_lang)
+
+    def coverage(self, text: str, lang: str) -> float:
+        terms, weights = self._weighted(lang)
+        if not terms:
+            return 0.0
+        found = _stems(text, lang)
+        compounds = self._compounds(lang)
+        return sum(w * lexical.term_match(t, found, compounds) for t, w in zip(terms, weights)) / sum(weights)
+
+    def closest_clause(self, sentence: _Sentence) -> str:
+        """The clause of the sentence closest to the claim (the whole sentence when one)."""
+        clauses = [c for c in _CLAUSE_BREAK.split(sentence.text) if c and c.strip()]
+        if len(clauses) < 2:
+            return sentence.text
+        return max(clauses, key=lambda c: self.coverage(c, sentence.lang))
 
 
-def _negated(text: str) -> bool:
-    return bool(_NEGATION.search(text))
+class _Figures(BaseModel):
+    contradiction: str | None = None
+    unmatched: str | None = None
+    matched: bool = False
 
 
-def _numbers(text: str) -> set[str]:
-    return {n.replace(",", ".") for n in _NUMBER.findall(text)}
+def _family(unit: str | None) -> str | None:
+    return "%" if unit in ("%", "pp") else unit
 
 
-def _confidence(verdict: Verdict, coverage: float, supported_at: float, partial_at: float) -> float:
-    # Distance from the nearest threshold, mapped to 0.5..0.95: the heuristic is never certain.
-    if verdict is Verdict.supported:
-        margin = (coverage - supported_at) / max(1e-9, 1 - supported_at)
-    elif verdict is Verdict.partially_supported:
-        margin = min(coverage - partial_at, supported_at - coverage) / max(1e-9, (supported_at - partial_at) / 2)
-    else:
-        margin = abs(coverage - partial_at) / max(partial_at, 1e-9)
-    return round(0.5 + 0.45 * max(0.0, min(1.0, margin)), 3)
+def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str, *,
+                     units_only: bool = False) -> _Figures:
+    """The claim's figures against the passages: contradicted (another figure of the same unit
+    next to the claim's subject, or the same figure in another unit), unmatched, or matched."""
+    claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak and (q.unit or not units_only)]
+    if not claimed:
+        return _Figures()
+    stated = lexical.quantities(context, focus.lang)
+    nearby = [q for q in lexical.quantities(focus.window, focus.lang) if not q.weak]
+    unmatched = []
+    for q in claimed:
+        if any(lexical.same_value(q, s) and _units_agree(q, s) for s in stated) or _derived(q, nearby):
+            continue
+        same_unit = [s for s in nearby if _family(s.unit) == _family(q.unit)]
+        if same_unit:
+            return _Figures(contradiction=f"the claim says {q.text}, the source says "
+                                          f"{', '.join(dict.fromkeys(s.text for s in same_unit))}")
+        other_unit = [s for s in nearby if lexical.same_value(q, s) and s.unit and q.unit]
+        if other_unit:
+            return _Figures(contradiction=f"the claim says {q.text}, the source says {other_unit[0].text} "
+                                          "(another unit)")
+        unmatched.append(q.text)
+    return _Figures(unmatched=", ".join(unmatched) or None, matched=not unmatched)
+
+
+_FIGURE_SEGMENT = re.compile(
+    r",\s+|;\s*|\s+(?=(?:compared\s+(?:with|to)|versus|vs\.?|while|whereas|than|im\s+vergleich\s+zu|"
+    r"gegenüber|während|wohingegen|als)\b)",
+    re.I,
+)
+
+
+def _figure_of_another_subject(claim: str, claim_lang: str, focus: _Sentence, scorer: _Scorer) -> str | None:
+    """When the focus sentence gives the claim's figure and another of the same unit for two
+    subjects ("4.4 kg in the diet group, compared with 2.9 kg in the control group"), the
+    claim's figure must sit with the claim's subject: the reason, if it sits with the other."""
+    claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
+    segments = [seg for seg in _FIGURE_SEGMENT.split(focus.text) if seg and seg.strip()]
+    if not claimed or len(segments) < 2:
+        return None
+    located = [(seg, q) for seg in segments for q in lexical.quantities(seg, focus.lang) if not q.weak]
+    for c in claimed:
+        mine = [seg for seg, q in located if lexical.same_value(c, q) and _units_agree(c, q)]
+        rivals = [(seg, q) for seg, q in located
+                  if _family(q.unit) == _family(c.unit) and not lexical.same_value(c, q) and seg not in mine]
+        if not mine or not rivals:
+            continue
+        here = max(scorer.coverage(seg, focus.lang) for seg in mine)
+        seg, rival = max(rivals, key=lambda r: scorer.coverage(r[0], focus.lang))
+        if scorer.coverage(seg, focus.lang) > here + 0.15:
+            return (f"the source gives {c.text} for another subject; for the claim's it says {rival.text}")
+    return None
+
+
+def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
+    return claimed.unit is None or stated.unit is None or _family(claimed.unit) == _family(stated.unit)
+
+
+def _derived(q: lexical.Quantity, nearby: list[lexical.Quantity]) -> bool:
+    """A claimed figure that is the difference or ratio of two nearby figures of one unit
+    ("rose by 14 points" for "from 58 % to 72 %"; "doubled" for 10 → 20)."""
+    for a in nearby:
+        for b in nearby:
+            if a is b or _family(a.unit) != _family(b.unit) or not _units_agree(q, a):
+                continue
+            diff = abs(a.value - b.value)
+            if diff and round(diff, max(q.decimals, 1)) == round(q.value, max(q.decimals, 1)):
+                return True
+            if q.unit in (None, "x") and b.value and round(a.value / b.value, 1) == q.value:
+                return True
+    return False
+
+
+def _compare_directions(claim: str, clause: str) -> str | None:
+    """"conflict" when the clause states the opposite direction on an axis the claim states,
+    "agree" when it states the same, None when either states none (or the clause is mixed)."""
+    mine, theirs = lexical.directions(claim), lexical.directions(clause)
+    agreed = 0
+    for axis, signs in mine.items():
+        other = theirs.get(axis)
+        if not other:
+            continue
+        if len(set(signs)) == 1 and set(other) == {-signs[0]}:
+            return "conflict"
+        if len(signs) == len(other) >= 2 and signs == [-s for s in other]:
+            return "conflict"
+        if signs == other or (len(set(signs)) == 1 and set(other) == set(signs)):
+            agreed += 1
+    # Agreement needs every direction of the claim stated alike: "reduced X and improved Y"
+    # is not backed by "reduced X" alone.
+    return "agree" if mine and agreed == len(mine) else None
+
+
+def _overstatement(claim: str, source: str) -> str | None:
+    """The absolute words of the claim the source does not back: a strong one ("eliminates",
+    "always", "vollständig") the source does not use, or a weak one ("all", "alle") against a
+    hedged source. None when the claim hedges itself or nothing is overstated."""
+    if lexical.hedged(claim):
+        return None
+    strong, weak = lexical.absolutes(claim)
+    source_strong, source_weak = lexical.absolutes(source)
+    said = {lexical.stem(w, "en") for w in source_strong + source_weak}
+    unbacked = [w for w in strong if lexical.stem(w, "en") not in said]
+    if unbacked:
+        return ", ".join(unbacked)
+    if weak and not any(lexical.stem(w, "en") in said for w in weak):
+        if lexical.hedged(source):
+            return f"{', '.join(weak)} against hedged source language"
+        shares = [q for q in lexical.quantities(source, lexical.language(source)) if q.unit == "%" and q.value < 100]
+        if shares:  # "all employees" against "58 % of respondents"
+            return f"{', '.join(weak)} against {shares[0].text}"
+    return None
 
 
 def _clip(text: str, limit: int = 160) -> str:
@@ -248,6 +535,9 @@ def _clip(text: str, limit: int = 160) -> str:
 
 class ProviderError(Exception):
     """The judge provider failed."""
+
+    #: the failure reason a job records when this error fails it
+    code = "provider_error"
 
 
 class ProviderUnavailable(ProviderError):
@@ -264,120 +554,40 @@ class ProviderRateLimited(ProviderError):
 
 
 class ProviderBadResponse(ProviderError):
-    """The judge provider answered, but not with a verdict we can read."""
+    """The provider answered, but not in the wire format (an embeddings call; the judge
+    retries a bad chat answer itself and ends `uncertain`)."""
 
 
 class ProviderRejected(ProviderError):
-    """The judge provider refused the request (4xx other than 429): fix the configuration."""
+    """The provider refused this request (a 4xx other than 429): no retry will change that."""
 
 
-SYSTEM_PROMPT = """You check citations in academic theses. You get a claim from a thesis and \
-numbered passages from the source it cites. Decide whether the passages support the claim.
-Answer with one JSON object and nothing else:
-{"verdict": "supported" | "partially_supported" | "not_supported",
- "confidence": number between 0 and 1,
- "evidence_index": number of the passage your verdict rests on, or null,
- "rationale": one or two sentences}
-Use "partially_supported" when the source backs only part of the claim or states it more weakly; \
-"not_supported" when the source does not say it or says the opposite."""
+class ProviderPermanentError(ProviderRejected):
+    """The provider refuses every request of this configuration: the job fails at once."""
 
 
-class _Answer(BaseModel):
-    verdict: Literal["supported", "partially_supported", "not_supported"]
-    confidence: float = Field(ge=0.0, le=1.0)
-    evidence_index: int | None = None
-    rationale: str = ""
+class ProviderAuthFailed(ProviderPermanentError):
+    """The provider refused the API key (HTTP 401 or 403)."""
 
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        # Models write "Partially supported" or "partially-supported" as often as the spec.
-        return re.sub(r"[\s-]+", "_", value.strip().lower()) if isinstance(value, str) else value
+    code = "provider_auth_failed"
 
 
-class OpenAICompatibleClient:
-    """The HTTP side of an OpenAI-compatible provider: base URL, bearer key, timeout and
-    pooled connections (shared by the judge and the embedder)."""
+class ProviderModelNotFound(ProviderPermanentError):
+    """The provider does not know the model, or the endpoint (HTTP 404, or 400 "model not found")."""
 
-    def __init__(self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.model = model
-        self._client = httpx.Client(
-            base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout, transport=transport
-        )
-
-    def close(self) -> None:
-        """Close the pooled HTTP connections."""
-        self._client.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    code = "provider_model_not_found"
 
 
-class OpenAIJudge(OpenAICompatibleClient):
-    """A judge backed by an OpenAI-compatible ``POST {base_url}/chat/completions``."""
-
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        timeout: float = 30.0,
-        json_mode: bool = True,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        super().__init__(base_url=base_url, model=model, api_key=api_key, timeout=timeout, transport=transport)
-        self.json_mode = json_mode
-
-    def judge(self, claim: str, passages: list[Hit]) -> Judgement:
-        """Ask the provider; raises a `ProviderError` subclass on failure."""
-        if not passages:
-            return _no_passages()  # nothing to show the model: no call, no cost
-        content = self._complete(self._messages(claim, passages))
-        answer = _parse_answer(content, len(passages))
-        evidence = passages[answer.evidence_index - 1] if answer.evidence_index else None
-        return Judgement(
-            verdict=Verdict(answer.verdict),
-            confidence=answer.confidence,
-            evidence=evidence.text if evidence else None,
-            evidence_page=evidence.page if evidence else None,
-            rationale=answer.rationale or "(no rationale given)",
-        )
-
-    def _messages(self, claim: str, passages: Sequence[Hit]) -> list[dict[str, str]]:
-        numbered = "\n\n".join(f"Passage {i} (page {p.page}):\n{p.text}" for i, p in enumerate(passages, 1))
-        user = f"Claim:\n{claim}\n\n{numbered}"
-        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
-
-    def _complete(self, messages: list[dict[str, str]]) -> str:
-        body: dict[str, object] = {"model": self.model, "messages": messages, "temperature": 0}
-        if self.json_mode:
-            body["response_format"] = {"type": "json_object"}
-        try:
-            response = self._client.post("chat/completions", json=body)
-        except httpx.TransportError as exc:  # connect, read, timeouts, broken protocol
-            raise ProviderUnavailable(f"judge provider unreachable: {exc!r}") from exc
-        _raise_for_status(response)
-        try:
-            return response.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ProviderBadResponse(f"not a chat-completions response: {_clip(response.text)!r}") from exc
-
-
-def _raise_for_status(response: httpx.Response) -> None:
-    status = response.status_code
-    if status == 429:
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        raise ProviderRateLimited(f"judge provider rate-limited us (429), retry after {retry_after}s", retry_after)
-    if status >= 500:
-        raise ProviderUnavailable(f"judge provider failed with HTTP {status}")
-    if status >= 400:
-        raise ProviderRejected(f"judge provider rejected the request: HTTP {status} {_clip(response.text)}")
+#: How much of a provider's error body reaches a log line, an exception or a failure reason.
+ERROR_BODY_LIMIT = 300
+_SECRET_PATTERNS = (
+    (re.compile(r"(?i)\bbearer\s+[^\s\"',;]+"), "Bearer [redacted]"),
+    (re.compile(r"\b(?:sk|key|pk|rk|api)-[A-Za-z0-9_\-]{6,}"), "[redacted]"),
+    (re.compile(r"(?i)\b(api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password)"
+                r"(\"?\s*[:=]\s*\"?)[^\s\"'&,;}]+"), r"\1\2[redacted]"),
+)
+_MODEL_MISSING = re.compile(r"(?i)model.{0,80}(?:not\s+found|does\s+not\s+exist|unknown|not\s+exist|invalid)|"
+                            r"(?:unknown|invalid|no\s+such)\s+model")
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -394,21 +604,323 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def _parse_answer(content: object, n_passages: int) -> _Answer:
-    if not isinstance(content, str):
-        raise ProviderBadResponse(f"message content is not text: {content!r}")
-    # Models asked for JSON still wrap it in ```json fences now and then.
-    text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", content)
-    try:
-        answer = _Answer.model_validate(json.loads(text))
-    except (ValueError, ValidationError) as exc:
-        raise ProviderBadResponse(f"unreadable verdict: {_clip(content)!r}") from exc
-    if answer.evidence_index is not None and not 1 <= answer.evidence_index <= n_passages:
-        raise ProviderBadResponse(f"evidence_index {answer.evidence_index} is not one of 1..{n_passages}")
-    return answer
+def redact(text: str, secrets: Sequence[str] = (), *, limit: int = ERROR_BODY_LIMIT) -> str:
+    """`text` with the configured secrets, bearer tokens, ``sk-…``/``key-…`` tokens and
+    ``api_key=…`` values replaced by ``[redacted]``, then clipped to `limit` characters.
+    Every provider text bound for a log, an exception or a failure reason passes here."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return _clip(text, limit)
+
+
+class OpenAICompatibleClient:
+    """The HTTP side of an OpenAI-compatible provider: base URL, bearer key, timeout and
+    pooled connections (shared by the judge and the embedder). Every error it raises is
+    typed, and its text is clipped and redacted (`redact`)."""
+
+    #: what the provider is called in error messages
+    role = "provider"
+
+    def __init__(self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.model = model
+        self._secrets = (api_key,) if api_key else ()
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        """Close the pooled HTTP connections."""
+        self._client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _safe(self, text: str, limit: int = ERROR_BODY_LIMIT) -> str:
+        return redact(text, self._secrets, limit=limit)
+
+    def _post(self, path: str, body: dict) -> httpx.Response:
+        """POST and check the status; raises a typed `ProviderError` with a redacted message."""
+        try:
+            response = self._client.post(path, json=body)
+        except httpx.TransportError as exc:  # connect, read, timeouts, broken protocol
+            raise ProviderUnavailable(self._safe(f"{self.role} unreachable: {exc!r}")) from None
+        self._raise_for_status(response)
+        return response
+
+    def _raise_for_status(self, response: httpx.Response) -> None:
+        status = response.status_code
+        if status < 400:
+            return
+        body = self._safe(response.text)
+        if status == 429:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            raise ProviderRateLimited(f"{self.role} rate-limited us (429), retry after {retry_after}s", retry_after)
+        if status in (401, 403):
+            raise ProviderAuthFailed(f"{self.role} refused the API key: HTTP {status} {body}")
+        if status == 404 or (status in (400, 422) and _MODEL_MISSING.search(response.text)):
+            raise ProviderModelNotFound(f"{self.role} does not know model {self.model!r} (or the endpoint): "
+                                        f"HTTP {status} {body}")
+        if status >= 500 or status in (408, 409):
+            raise ProviderUnavailable(f"{self.role} failed with HTTP {status} {body}")
+        raise ProviderRejected(f"{self.role} rejected the request: HTTP {status} {body}")
+
+
+SYSTEM_PROMPT = """You check citations in academic theses (English or German). You get a claim \
+from a thesis and numbered passages, each with its page, from the source the claim cites. Decide \
+whether the passages support the claim:
+- "supported": the passages state the claim;
+- "partially_supported": they state part of it, or state it more weakly (the claim overstates: \
+"all", "always", "proves" where the source says "some", "may", "suggests");
+- "not_supported": they do not state it, or contradict it (other figures, the opposite direction, \
+a denied effect);
+- "uncertain": the passages do not let you decide.
+evidence_quote: copy the one sentence (or clause) your verdict rests on, character for character \
+from a passage; "" when there is none. evidence_page: the page of that passage, or null. \
+rationale: one or two sentences. confidence: between 0 and 1."""
+
+#: Verdicts a provider may answer (source_missing is decided before judging).
+_PROVIDER_VERDICTS = ("supported", "partially_supported", "not_supported", "uncertain")
+
+#: The answer's JSON schema, sent as a strict ``response_format``.
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": list(_PROVIDER_VERDICTS)},
+        "evidence_quote": {"type": "string"},
+        "evidence_page": {"type": ["integer", "null"]},
+        "rationale": {"type": "string"},
+        "confidence": {"type": "number"},
+    },
+    "required": ["verdict", "evidence_quote", "evidence_page", "rationale", "confidence"],
+    "additionalProperties": False,
+}
+
+
+class _Answer(BaseModel):
+    model_config = {"extra": "forbid"}
+
+    verdict: Literal["supported", "partially_supported", "not_supported", "uncertain"]
+    evidence_quote: str
+    evidence_page: int | None
+    rationale: str
+    confidence: float = Field(ge=0.0, le=1.0)
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        # Models write "Partially supported" or "partially-supported" as often as the spec.
+        return re.sub(r"[\s-]+", "_", value.strip().lower()) if isinstance(value, str) else value
+
+
+class _Unusable(Exception):
+    """One answer of the provider that cannot be used; the judge asks again."""
+
+
+class _Reply(BaseModel):
+    content: object = None
+    refusal: object = None
+    finish_reason: str | None = None
+    tokens: int = 0
+
+
+#: Answers of one citation the judge reads before it gives up and says `uncertain`.
+DEFAULT_ATTEMPTS = 3
+
+
+class OpenAIJudge(OpenAICompatibleClient):
+    """A judge backed by an OpenAI-compatible ``POST {base_url}/chat/completions``.
+
+    It asks for structured output (a strict JSON schema: verdict, evidence_quote,
+    evidence_page, rationale, confidence). An answer that is malformed, truncated
+    (``finish_reason`` "length"), refused (``message.refusal``, ``finish_reason``
+    "content_filter"), outside the schema or citing a page that is not among the passages
+    is asked again, up to `attempts` answers; then the verdict is `uncertain` with the reason.
+    A quote that does not occur in the passages (compared after normalising whitespace,
+    quotes, dashes and case) makes the verdict `uncertain`. Provider errors are raised typed
+    (`ProviderError`), never a bad answer. Each judgement carries the tokens it cost.
+    """
+
+    role = "judge provider"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        json_mode: bool = True,
+        attempts: int = DEFAULT_ATTEMPTS,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url=base_url, model=model, api_key=api_key, timeout=timeout, transport=transport)
+        self.json_mode = json_mode
+        self.attempts = max(1, attempts)
+        self.name = f"openai:{model}"
+
+    def judge(self, claim: str, passages: list[Hit]) -> Judgement:
+        """Ask the provider; raises a `ProviderError` subclass when the provider fails."""
+        if not passages:
+            return _no_passages()  # nothing to show the model: no call, no cost
+        messages = self._messages(claim, passages)
+        problems: list[str] = []
+        tokens = 0
+        for _ in range(self.attempts):
+            reply = self._complete(messages)
+            tokens += reply.tokens
+            try:
+                judgement = self._read(reply, passages)
+            except _Unusable as exc:
+                problems.append(str(exc))
+                continue
+            return judgement.model_copy(update={"tokens": tokens})
+        logger.warning("judge answers unusable", extra={"action": "judge_answer_unusable", "model": self.model,
+                                                         "problems": problems})
+        return Judgement(verdict=Verdict.uncertain, confidence=0.0, tokens=tokens,
+                         rationale=f"The judge's {len(problems)} answers could not be used "
+                                   f"({'; '.join(dict.fromkeys(problems))}); check the source yourself.")
+
+    def _messages(self, claim: str, passages: Sequence[Hit]) -> list[dict[str, str]]:
+        numbered = "\n\n".join(f"Passage {i} (page {p.page}):\n{p.text}" for i, p in enumerate(passages, 1))
+        user = f"Claim:\n{claim}\n\n{numbered}"
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+    def _complete(self, messages: list[dict[str, str]]) -> _Reply:
+        body: dict[str, object] = {"model": self.model, "messages": messages, "temperature": 0}
+        if self.json_mode:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "citation_verdict", "strict": True, "schema": ANSWER_SCHEMA}}
+        response = self._post("chat/completions", body)
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            message = choice.get("message") or {}
+            usage = data.get("usage") or {}
+            tokens = usage.get("total_tokens") or 0
+            return _Reply(content=message.get("content"), refusal=message.get("refusal"),
+                          finish_reason=choice.get("finish_reason"),
+                          tokens=tokens if isinstance(tokens, int) and tokens > 0 else 0)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, ValidationError):
+            # Not the chat-completions shape at all: counts as an unusable answer.
+            return _Reply(content=None, finish_reason="not a chat completion")
+
+    def _read(self, reply: _Reply, passages: Sequence[Hit]) -> Judgement:
+        if reply.finish_reason == "not a chat completion":
+            raise _Unusable("not a chat-completions response")
+        if reply.refusal or reply.finish_reason == "content_filter":
+            raise _Unusable(f"refused: {self._safe(str(reply.refusal or 'content filter'), 120)}")
+        if reply.finish_reason == "length":
+            raise _Unusable("truncated (finish_reason length)")
+        if not isinstance(reply.content, str):
+            raise _Unusable("no text in the answer")
+        # Models asked for JSON still wrap it in ```json fences now and then.
+        text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", reply.content)
+        try:
+            raw = json.loads(text)
+        except ValueError:
+            raise _Unusable(f"malformed JSON: {self._safe(reply.content, 80)!r}") from None
+        try:
+            answer = _Answer.model_validate(raw)
+        except ValidationError as exc:
+            fields = ", ".join(".".join(str(p) for p in e["loc"]) or "answer" for e in exc.errors())
+            raise _Unusable(f"answer outside the schema ({fields})") from None
+        pages = {p.page for p in passages}
+        if answer.evidence_page is not None and answer.evidence_page not in pages:
+            raise _Unusable(f"evidence_page {answer.evidence_page} is not a page of the passages "
+                            f"({', '.join(map(str, sorted(pages)))})")
+        return self._judgement(answer, passages)
+
+    def _judgement(self, answer: _Answer, passages: Sequence[Hit]) -> Judgement:
+        verdict, rationale = Verdict(answer.verdict), answer.rationale.strip() or "(no rationale given)"
+        quote = answer.evidence_quote.strip()
+        if not quote:
+            if verdict in (Verdict.supported, Verdict.partially_supported):
+                return Judgement(verdict=Verdict.uncertain, confidence=min(answer.confidence, 0.3),
+                                 rationale=f"The judge said {verdict.value} but quoted no evidence. {rationale}")
+            return Judgement(verdict=verdict, confidence=answer.confidence, rationale=rationale)
+        found = find_quote(quote, passages, prefer_page=answer.evidence_page)
+        if found is None:
+            return Judgement(verdict=Verdict.uncertain, confidence=min(answer.confidence, 0.3),
+                             rationale=f"The judge said {verdict.value}, but its quote does not occur in the "
+                                       f"passages: \"{_clip(quote, 120)}\". {rationale}")
+        evidence, page = found
+        return Judgement(verdict=verdict, confidence=answer.confidence, evidence=evidence, evidence_page=page,
+                         rationale=rationale)
+
+
+_QUOTE_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"', "‘": "'", "’": "'",
+                             "‚": "'", "‹": "'", "›": "'", "`": "'", "–": "-", "—": "-", "‒": "-", "−": "-",
+                             "‐": "-", "‑": "-", "\u00ad": ""})
+
+
+def _normalised(text: str) -> tuple[str, list[int]]:
+    """The text with whitespace collapsed, quotes and dashes folded, lower case; and for each
+    character of it the offset of the character of `text` it came from."""
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        ch = ch.translate(_QUOTE_FOLD)
+        if not ch:
+            continue
+        if ch.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+                where.append(i)
+            continue
+        for c in ch.lower():
+            out.append(c)
+            where.append(i)
+    while out and out[-1] == " ":
+        out.pop()
+        where.pop()
+    return "".join(out), where
+
+
+#: A quote shorter than this (or a single word) is not evidence, wherever it occurs.
+MIN_QUOTE_CHARS = 12
+
+
+def find_quote(quote: str, passages: Sequence[Hit], *, prefer_page: int | None = None) -> tuple[str, int] | None:
+    """Where a quote occurs in the passages, compared after normalising whitespace, quotes,
+    dashes and case: (the passage's own text of it, the passage's page), or None. A quote
+    found on several pages is taken from `prefer_page` when it is one of them."""
+    bare = quote.strip().strip("\"'“”„")
+    # As quoted, then without the closing stop or ellipsis a model may add or drop.
+    for candidate in dict.fromkeys((bare, bare.rstrip(".…").rstrip())):
+        wanted, _ = _normalised(candidate)
+        if len(wanted) < MIN_QUOTE_CHARS or " " not in wanted:
+            continue  # "the" or "yes" occurs anywhere: too short to show anything
+        found = []
+        for p in passages:
+            text, where = _normalised(p.text)
+            at = text.find(wanted)
+            if at >= 0:
+                found.append((p.text[where[at]:where[at + len(wanted) - 1] + 1], p.page))
+        if found:
+            return next((f for f in found if f[1] == prefer_page), found[0])
+    return None
 
 
 # --- configuration ----------------------------------------------------------
+
+
+#: Environment variables of the judge, for ``--help``.
+ENVIRONMENT = {
+    "judge kind: offline | openai": "CITEQ_JUDGE",
+    "openai judge: endpoint base URL": "CITEQ_JUDGE_BASE_URL",
+    "openai judge: model": "CITEQ_JUDGE_MODEL",
+    "openai judge: API key (redacted from every log and error)": "CITEQ_JUDGE_API_KEY",
+    "openai judge: request timeout, seconds": "CITEQ_JUDGE_TIMEOUT",
+    "openai judge: answers read per citation before uncertain": "CITEQ_JUDGE_ATTEMPTS",
+}
 
 
 class JudgeSettings(BaseModel):
@@ -419,11 +931,13 @@ class JudgeSettings(BaseModel):
     model: str | None = None
     api_key: str | None = None
     timeout: float = Field(default=30.0, gt=0)
+    attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1, le=10)
 
 
 def judge_from_env(env: Mapping[str, str]) -> Judge:
     """Build the configured judge from CITEQ_JUDGE (offline|openai), CITEQ_JUDGE_BASE_URL,
-    CITEQ_JUDGE_MODEL, CITEQ_JUDGE_API_KEY and CITEQ_JUDGE_TIMEOUT (seconds).
+    CITEQ_JUDGE_MODEL, CITEQ_JUDGE_API_KEY, CITEQ_JUDGE_TIMEOUT (seconds) and
+    CITEQ_JUDGE_ATTEMPTS (answers read per citation before it is `uncertain`).
 
     Raises ValueError naming the variable when the configuration is incomplete.
     """
@@ -433,6 +947,7 @@ def judge_from_env(env: Mapping[str, str]) -> Judge:
         model=env.get("CITEQ_JUDGE_MODEL") or None,
         api_key=env.get("CITEQ_JUDGE_API_KEY") or None,
         timeout=env.get("CITEQ_JUDGE_TIMEOUT") or 30.0,
+        attempts=env.get("CITEQ_JUDGE_ATTEMPTS") or DEFAULT_ATTEMPTS,
     )
     if settings.kind == "offline":
         return OfflineJudge()
@@ -440,5 +955,6 @@ def judge_from_env(env: Mapping[str, str]) -> Judge:
         if not value:
             raise ValueError(f"CITEQ_JUDGE=openai needs {name}")
     return OpenAIJudge(
-        base_url=settings.base_url, model=settings.model, api_key=settings.api_key, timeout=settings.timeout
+        base_url=settings.base_url, model=settings.model, api_key=settings.api_key, timeout=settings.timeout,
+        attempts=settings.attempts,
     )

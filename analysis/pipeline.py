@@ -30,13 +30,13 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from . import budget, db, messages
+from . import budget, db, messages, userqueue
 from .citations import Citation, SourceInfo, SourceMatch, extract_citations, resolve_sources
 from .document import Document
 from .jobs import Job, JobStatus
 from .embeddings import OpenAIEmbedder, embedder_for
-from .judges import (Judge, Judgement, OfflineJudge, ProviderError, ProviderRateLimited, judge_from_env,
-                     source_missing_judgement)
+from .judges import (Judge, Judgement, OfflineJudge, ProviderError, ProviderPermanentError, ProviderRateLimited,
+                     ProviderRejected, Verdict, judge_from_env, source_missing_judgement)
 from .pdftext import Page
 from .ratelimits import PostgresRateLimiterBackend, provider_concurrency
 from .retrieval import FUSION_DEPTH, Hit, fuse_ranks
@@ -108,7 +108,7 @@ def extract(job: Job, *, broker=None) -> int:
     pending = len(judge_messages)
     with broker.transaction() as cur:
         if db.one(cur, "job_extracted_one", job_id=job.id, total=len(citations), pending=pending,
-                  retrieval_mode=retrieval_mode(cur, job.id)) is None:
+                  retrieval_mode=retrieval_mode(cur, job.id), judge=judge_name()) is None:
             return db.one(cur, "job_extraction_one", job_id=job.id)[1] or 0
         db.one(cur, "citations_insert", job_id=job.id, user_id=job.user_id, **rows)
         if judge_messages:
@@ -221,7 +221,8 @@ def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | Non
                    store: SourceStore | None = None, settings: PipelineSettings | None = None,
                    embedder: OpenAIEmbedder | None = None) -> str:
     """Judge one citation (idempotent); what happened: ``judged``, ``completed`` (this was
-    the last verdict and the job finished), or ``skipped`` (judged already, job ended)."""
+    the last verdict and the job finished), ``skipped`` (judged already, job ended), or
+    ``failed`` (the provider refuses the configuration: the job failed and was refunded)."""
     broker = messages.broker_or_global(broker)
     settings = settings or PipelineSettings.from_env()
     row = db.one_on(broker, "citation_to_judge_one", job_id=job_id, ordinal=ordinal)
@@ -233,8 +234,55 @@ def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | Non
     else:
         hits = retrieve(broker, claim, user_id, session_id, source_id, settings.passages_per_claim,
                         store=store or store_for(broker, settings), embedder=embedder or configured_embedder())
-        judgement = _judge_guarded(judge or judge_for(settings), claim, hits, broker, settings)
+        judge = judge or judge_for(settings)
+        try:
+            judgement = _judge_within_budget(judge, job_id, claim, hits, broker, settings)
+        except ProviderPermanentError as exc:
+            return fail_for_provider(job_id, user_id, exc, broker=broker)
     return record_verdict(job_id, ordinal, user_id, judgement, broker=broker)
+
+
+def _judge_within_budget(judge: Judge, job_id: int, claim: str, hits: list[Hit], broker,
+                         settings: PipelineSettings) -> Judgement:
+    """The judgement of a provider judge, unless the job's token budget is spent (then
+    `uncertain` without a call); the tokens it cost are counted against the job at once.
+
+    Calls in flight when the budget runs out still land, so a job can overshoot it by up to
+    `judge_concurrency` calls. A request the provider refuses for this citation alone (a 4xx
+    that is not permanent) is `uncertain` with the provider's reason; permanent errors raise.
+    """
+    metered = not isinstance(judge, OfflineJudge) and bool(hits)
+    if metered and settings.judge_token_budget:
+        used = db.one_on(broker, "job_judge_tokens_one", job_id=job_id)[0]
+        if used >= settings.judge_token_budget:
+            return Judgement(verdict=Verdict.uncertain, confidence=0.0, evidence=hits[0].text,
+                             evidence_page=hits[0].page,
+                             rationale=f"Not judged: the token budget of the job spent "
+                                       f"({used:,} of {settings.judge_token_budget:,} tokens).")
+    try:
+        judgement = _judge_guarded(judge, claim, hits, broker, settings)
+    except ProviderPermanentError:
+        raise
+    except ProviderRejected as exc:
+        return Judgement(verdict=Verdict.uncertain, confidence=0.0, evidence=hits[0].text if hits else None,
+                         evidence_page=hits[0].page if hits else None,
+                         rationale=f"Not judged: the provider refused this citation's request ({exc}).")
+    if judgement.tokens:
+        db.one_on(broker, "job_judge_tokens_add_one", job_id=job_id, tokens=judgement.tokens)
+    return judgement
+
+
+def fail_for_provider(job_id: int, user_id: int, exc: ProviderPermanentError, *, broker=None) -> str:
+    """Fail the job at once with the error's typed reason (``provider_auth_failed``,
+    ``provider_model_not_found``) and refund it: no call of this configuration can succeed,
+    so its other citations must not burn retries. ``failed``, or ``skipped`` when the job had
+    ended already (another citation's judge failed it first)."""
+    reason = f"{exc.code}: {exc}"[:500]  # the message is redacted and clipped where it was raised
+    failed = userqueue.complete_job(job_id, JobStatus.FAILED, reason=reason, user_id=user_id,
+                                    broker=messages.broker_or_global(broker))
+    logger.error("judge provider refuses this configuration", extra={
+        "action": "job_failed_provider", "job_id": job_id, "user_id": user_id, "reason": reason})
+    return "failed" if failed else "skipped"
 
 
 def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id: int, k: int, *,
@@ -320,6 +368,17 @@ def _judge_guarded(judge: Judge, claim: str, hits, broker, settings: PipelineSet
 
 
 _judges: dict[str, Judge] = {}
+
+
+def judge_name(settings: PipelineSettings | None = None) -> str:
+    """What the job records as its judge: ``offline``, ``openai:<model>``, or the class name of
+    a plugged-in judge; ``misconfigured`` when the judge cannot be built (judging will fail)."""
+    try:
+        judge = judge_for(settings or PipelineSettings.from_env())
+    except ValueError:
+        return "misconfigured"
+    return getattr(judge, "name", None) or getattr(getattr(judge, "inner", None), "name", None) \
+        or type(judge).__name__
 
 
 def judge_for(settings: PipelineSettings) -> Judge:

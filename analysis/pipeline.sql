@@ -231,7 +231,7 @@ ORDER BY d.id;
 -- need a judge. No row: extracted already (a re-delivered analyze message).
 UPDATE analysis_jobs
 SET extracted_at = clock_timestamp(), citations_total = %(total)s, pending_citations = %(pending)s,
-    retrieval_mode = %(retrieval_mode)s
+    retrieval_mode = %(retrieval_mode)s, judge = %(judge)s
 WHERE id = %(job_id)s AND status = 'running' AND extracted_at IS NULL
 RETURNING id;
 
@@ -294,6 +294,16 @@ WITH judged AS (
 UPDATE analysis_jobs j SET pending_citations = j.pending_citations - 1
 FROM judged WHERE j.id = judged.job_id
 RETURNING j.pending_citations;
+
+-- job_judge_tokens_one --
+-- The provider tokens a job's judge calls have cost so far.
+SELECT judge_tokens_used FROM analysis_jobs WHERE id = %(job_id)s;
+
+-- job_judge_tokens_add_one --
+-- Count the tokens one judgement cost against its job; the job's new total.
+UPDATE analysis_jobs SET judge_tokens_used = judge_tokens_used + %(tokens)s
+WHERE id = %(job_id)s
+RETURNING judge_tokens_used;
 
 -- citations_of_job_many --
 -- The citations of a job of the user, in reading order.

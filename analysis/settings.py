@@ -79,6 +79,7 @@ PIPELINE_ENVIRONMENT = {
     "judge_slot_wait_seconds": "CITEQ_JUDGE_SLOT_WAIT_SECONDS",
     "judge_max_dispatches": "CITEQ_JUDGE_MAX_DISPATCHES",
     "judge_factory": "CITEQ_JUDGE_FACTORY",
+    "judge_token_budget": "CITEQ_JUDGE_TOKEN_BUDGET",
 }
 
 
@@ -117,4 +118,7 @@ class PipelineSettings(EnvSettings):
     judge_max_dispatches: int = Field(3, ge=1)
     #: ``module:function`` returning the judge; empty means ``judges.judge_from_env``.
     judge_factory: str = ""
+    #: Provider tokens (usage.total_tokens) one job's judge calls may cost; once spent, the
+    #: job's remaining citations are `uncertain` without a call. 0 means no limit.
+    judge_token_budget: int = Field(500_000, ge=0)
 

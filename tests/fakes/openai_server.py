@@ -23,8 +23,22 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-#: normal answers | HTTP 500 | HTTP 429 with Retry-After | 200 with unparseable content
-MODES = ("answer", "server_error", "rate_limited", "garbage")
+#: How the server answers (both routes obey the HTTP errors; the answer modes are for chat):
+MODES = (
+    "answer",          # `script`, else `rule`: a verdict quoting passage 1 (default)
+    "server_error",    # HTTP 500
+    "rate_limited",    # HTTP 429 with Retry-After
+    "garbage",         # 200, content that is not JSON
+    "truncated",       # 200, half an answer, finish_reason "length"
+    "refusal",         # 200, message.refusal set and no content
+    "content_filter",  # 200, finish_reason "content_filter"
+    "bad_quote",       # 200, a well-formed answer quoting words no passage holds
+    "bad_page",        # 200, a well-formed answer citing page 999
+    "unauthorized",    # HTTP 401, the body echoing the Authorization header (as some providers do)
+    "forbidden",       # HTTP 403, the same
+    "unknown_model",   # HTTP 404, "The model `...` does not exist"
+    "echo_key",        # HTTP 500 whose body echoes the API key: a transient error that leaks
+)
 
 #: Dimension of the fake embeddings.
 EMBEDDING_DIM = 256
@@ -40,9 +54,22 @@ def fake_embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
     return [x / norm for x in vector]
 
 
+_PASSAGE = re.compile(r"Passage 1 \(page (\d+)\):\n(.+?)(?:\n\nPassage \d+ \(page|\Z)", re.S)
+
+
+def first_passage(body: dict[str, Any]) -> tuple[int, str]:
+    """(page, text) of passage 1 in a chat-completions request of the judge."""
+    messages = body.get("messages") or [{}]
+    match = _PASSAGE.search(str(messages[-1].get("content", "")))
+    return (int(match.group(1)), match.group(2)) if match else (1, "")
+
+
 def default_rule(body: dict[str, Any]) -> dict[str, Any]:
-    """Answer "supported", citing passage 1, for any request."""
-    return {"verdict": "supported", "confidence": 0.9, "evidence_index": 1, "rationale": "fake: passage 1 says so"}
+    """Answer "supported", quoting the first sentence of passage 1 with its page."""
+    page, text = first_passage(body)
+    quote = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
+    return {"verdict": "supported", "evidence_quote": quote, "evidence_page": page,
+            "rationale": "fake: passage 1 says so", "confidence": 0.9}
 
 
 class FakeChatServer:
@@ -51,6 +78,8 @@ class FakeChatServer:
     def __init__(self, rule: Callable[[dict[str, Any]], dict[str, Any] | str] = default_rule) -> None:
         self.mode = "answer"
         self.retry_after = "7"
+        #: usage.total_tokens reported per chat answer (prompt and completion split 4:1)
+        self.tokens_per_answer = 120
         self.rule = rule
         #: answers served before `rule` is consulted, first in first out (dict or raw string)
         self.script: deque[dict[str, Any] | str] = deque()
@@ -99,6 +128,47 @@ class FakeChatServer:
                 return self.script.popleft()
         return self.rule(body)
 
+    def _error(self, authorization: str) -> tuple | None:
+        """(status, body, headers) of an HTTP error mode, else None."""
+        key = authorization.removeprefix("Bearer ")
+        if self.mode == "server_error":
+            return 500, {"error": {"message": "fake internal error"}}
+        if self.mode == "rate_limited":
+            return 429, {"error": {"message": "slow down"}}, {"Retry-After": self.retry_after}
+        if self.mode in ("unauthorized", "forbidden"):
+            status = 401 if self.mode == "unauthorized" else 403
+            return status, {"error": {"message": f"Incorrect API key provided: {key}. Header was {authorization}",
+                                      "type": "invalid_request_error", "code": "invalid_api_key"}}
+        if self.mode == "unknown_model":
+            return 404, {"error": {"message": "The model `no-such-model` does not exist or you do not have "
+                                              "access to it.", "code": "model_not_found"}}
+        if self.mode == "echo_key":
+            return 500, {"error": {"message": f"upstream failed for api_key={key} ({authorization})"}}
+        return None
+
+    def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The chat-completions answer of the current mode."""
+        page, _ = first_passage(body)
+        if self.mode == "garbage":
+            return _completion(body, "I think it is probably fine?! {not json", tokens=self.tokens_per_answer)
+        if self.mode == "truncated":
+            return _completion(body, '{"verdict": "supported", "evidence_quote": "Green ro',
+                               finish_reason="length", tokens=self.tokens_per_answer)
+        if self.mode == "refusal":
+            return _completion(body, None, refusal="I can't help with that.", tokens=self.tokens_per_answer)
+        if self.mode == "content_filter":
+            return _completion(body, "", finish_reason="content_filter", tokens=self.tokens_per_answer)
+        if self.mode == "bad_quote":
+            answer = {"verdict": "supported", "evidence_quote": "Unicorns cooled every street in Berlin.",
+                      "evidence_page": page, "rationale": "made up", "confidence": 0.95}
+            return _completion(body, json.dumps(answer), tokens=self.tokens_per_answer)
+        if self.mode == "bad_page":
+            answer = dict(default_rule(body), evidence_page=999)
+            return _completion(body, json.dumps(answer), tokens=self.tokens_per_answer)
+        answer = self._next_answer(body)
+        content = answer if isinstance(answer, str) else json.dumps(answer)
+        return _completion(body, content, tokens=self.tokens_per_answer)
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -113,19 +183,14 @@ class FakeChatServer:
                 route = self.path.rstrip("/")
                 if route not in ("/v1/chat/completions", "/v1/embeddings"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
-                if server.mode == "server_error":
-                    return self._send(500, {"error": {"message": "fake internal error"}})
-                if server.mode == "rate_limited":
-                    return self._send(429, {"error": {"message": "slow down"}}, {"Retry-After": server.retry_after})
+                error = server._error(self.headers.get("Authorization") or "")
+                if error is not None:
+                    return self._send(*error)
                 if route == "/v1/embeddings":
                     if server.mode == "garbage":
                         return self._send(200, {"object": "list", "data": "no vectors today"})
                     return self._send(200, _embeddings(body))
-                if server.mode == "garbage":
-                    return self._send(200, _completion(body, "I think it is probably fine?! {not json"))
-                answer = server._next_answer(body or {})
-                content = answer if isinstance(answer, str) else json.dumps(answer)
-                return self._send(200, _completion(body, content))
+                return self._send(200, server._chat(body or {}))
 
             def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
@@ -156,13 +221,18 @@ def _embeddings(request: Any) -> dict[str, Any]:
     }
 
 
-def _completion(request: Any, content: str) -> dict[str, Any]:
+def _completion(request: Any, content: str | None, *, finish_reason: str = "stop", refusal: str | None = None,
+                tokens: int = 0) -> dict[str, Any]:
     model = request.get("model", "fake") if isinstance(request, dict) else "fake"
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if refusal is not None:
+        message["refusal"] = refusal
+    completion = tokens // 5
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 0,
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": tokens - completion, "completion_tokens": completion, "total_tokens": tokens},
     }

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from analysis.embeddings import OpenAIEmbedder, embedder_from_env
-from analysis.judges import ProviderBadResponse, ProviderRateLimited, ProviderUnavailable
+from analysis.judges import (ProviderAuthFailed, ProviderBadResponse, ProviderModelNotFound, ProviderRateLimited,
+                             ProviderUnavailable)
 from analysis.retrieval import PassageIndex, PassageRecord
 from tests.fakes.openai_server import EMBEDDING_DIM, FakeChatServer, fake_embedding
 
@@ -49,6 +50,19 @@ def test_embedder_raises_the_judges_typed_errors(server, embedder):
     server.mode = "garbage"
     with pytest.raises(ProviderBadResponse):
         embedder.embed(["a text"])
+
+
+@pytest.mark.parametrize(("mode", "error"), [("echo_key", ProviderUnavailable), ("unauthorized", ProviderAuthFailed),
+                                             ("forbidden", ProviderAuthFailed), ("unknown_model", ProviderModelNotFound)])
+def test_embedder_errors_are_typed_clipped_and_never_show_the_key(server, mode, error):
+    key = "sk-embed-0123456789SECRETKEY"
+    server.mode = mode
+    with OpenAIEmbedder(base_url=server.base_url, model="m", api_key=key, timeout=5) as embedder:
+        with pytest.raises(error) as caught:
+            embedder.embed(["a text"])
+    assert "embeddings provider" in str(caught.value)
+    assert key not in str(caught.value) and "SECRETKEY" not in str(caught.value)
+    assert len(str(caught.value)) < 450
 
 
 def test_embedder_reports_an_unreachable_provider_as_unavailable():

@@ -1,0 +1,437 @@
+"""Lexical evidence for the offline judge, in English and German.
+
+What a claim and a source sentence can be compared on without understanding them:
+their content terms (stemmed, stop words removed, German compounds matched by their
+parts), their figures (value and unit), the direction they state (increase/decrease,
+improve/worsen), negation, absolute words ("all", "always", "vollständig") and hedges
+("may", "some", "teilweise"). Each is a small, explicit word list: the offline judge
+rests on these cues and says `uncertain` where none decides.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
+
+# -- language, stop words, stems ----------------------------------------------------------
+
+STOPWORDS_EN = frozenset(
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each either et al
+    etc few for from further had has have having he her here hers him his how however i if in
+    into is it its itself just me more most my no nor not of off on once only or other our ours
+    out over own same she should so some such than that the their theirs them then there these
+    they this those through thus to too under until up upon us very was we were what when where
+    whether which while who whom why will with within without would you your yours one two
+    may might must shall also whose via per among amongst its been""".split()
+)
+STOPWORDS_DE = frozenset(
+    """aber alle allem allen aller alles als also am an andere anderen auch auf aus bei beim
+    bereits bis bzw da dabei dadurch daher damit dann darauf darin das dass daß dem den denen
+    denn der deren des dessen die dies diese diesem diesen dieser dieses doch dort durch ein
+    eine einem einen einer eines einige einigen er es etwa euch für gegen gegenüber hat hatte
+    hatten hier ihm ihn ihnen ihr ihre ihrem ihren ihrer im in indem ins ist jedoch jene jenem
+    jenen jener kann können könnte man mit nach nachdem neben nicht noch nun nur ob oder ohne
+    seine seinem seinen seiner seit sich sie sind so sodass solche soll sollte sondern sowie
+    über um und uns unter vom von vor war waren was weil welche welchem welchen welcher wenn
+    wer werden wie wieder wir wird wo wurde wurden zu zum zur zwar zwischen sowohl u a vgl""".split()
+)
+#: Words that frame a claim rather than state it ("Smith (2020) showed that …", "laut der Studie").
+REPORTING = frozenset(
+    """according report reports reported reporting show shows showed shown find finds found finding findings
+    demonstrate demonstrates demonstrated argue argues argued state states stated note notes noted observe
+    observes observed conclude concludes concluded claim claims claimed study studies research researchers
+    author authors result results data evidence analysis paper article review survey investigation
+    laut zufolge zeigen zeigt zeigte zeigten gezeigt berichten berichtet berichtete berichteten fanden
+    festgestellt stellten stellt fest belegen belegt belegte kommen kommt kam schluss studie studien
+    autoren autorinnen ergebnis ergebnisse befund befunde daten untersuchung untersuchungen analyse""".split()
+)
+STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING
+
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
+_LANGUAGES = {"en": "english", "de": "german"}
+# A Snowball stemmer keeps its word in instance state: one per thread, or the judge threads of a
+# worker stem each other's words.
+_local = threading.local()
+
+
+def _stemmer(lang: str):
+    stemmers = getattr(_local, "stemmers", None)
+    if stemmers is None:
+        stemmers = _local.stemmers = {code: snowballstemmer.stemmer(name) for code, name in _LANGUAGES.items()}
+    return stemmers[lang]
+
+
+def language(text: str) -> str:
+    """``de`` or ``en``: whichever language's stop words the text uses more (English on a tie)."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    de = sum(w in STOPWORDS_DE and w not in STOPWORDS_EN for w in words)
+    en = sum(w in STOPWORDS_EN and w not in STOPWORDS_DE for w in words)
+    if any(ch in text for ch in "äöüßÄÖÜ"):
+        de += 1
+    return "de" if de > en else "en"
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str, lang: str) -> str:
+    """The Snowball stem of a lower-case word (umlauts folded, so "höher" meets "hoh")."""
+    return _stemmer(lang).stemWord(word)
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words (letters only; hyphenated words split into their parts too)."""
+    out = []
+    for w in _WORD.findall(text.lower()):
+        w = w.replace("’", "'")
+        parts = [p for p in re.split(r"['-]", w) if p]
+        out.extend(parts)
+    return out
+
+
+def content_terms(text: str, lang: str, exclude: frozenset[str] = frozenset()) -> list[str]:
+    """The text's content stems in order: no stop words, no cue words, at least 3 letters."""
+    return [stem(w, lang) for w in words(text)
+            if len(w) >= 3 and w not in STOPWORDS and w not in exclude and not is_cue(w)]
+
+
+_AUTHOR = r"[A-ZÄÖÜ][\w'’-]+(?:\s+(?:et\s+al\.?|u\.\s*a\.|and|&|und)(?:\s+[A-ZÄÖÜ][\w'’-]+)?)?(?:\s*\(\d{4}[a-z]?\))?"
+_FRAMING = re.compile(
+    rf"^\s*(?:(?:[Aa]ccording\s+to|[Ll]aut)\s+{_AUTHOR}\s*,?\s*"
+    rf"|{_AUTHOR}\s+(?:\w+\s+)?(?:found|finds|showed|shows|reported|reports|argued|argues|demonstrated|"
+    rf"demonstrates|observed|observes|noted|notes|concluded|concludes|stated|states|suggested|suggests|"
+    rf"zeigte|zeigten|zeigt|fand|fanden|findet|berichtet\w*|stellte\w*\s+fest|argumentiert\w*|"
+    rf"beobachtete\w*|kommt|kamen|kam)\b\s*(?:that\b|dass\b|,\s*dass\b)?\s*"
+    rf"|{_AUTHOR}\s+zufolge\s*,?\s*)",
+)
+
+
+def claim_core(claim: str) -> str:
+    """The claim without a leading attribution ("Smith et al. (2019) found that", "Laut Müller
+    (2021)", "According to Castillo,"): author names are not what the source's sentence says."""
+    return _FRAMING.sub("", claim, count=1)
+
+
+def term_match(term: str, found: set[str], compounds: bool) -> float:
+    """Credit for a claim stem in a set of source stems: 1 for the stem itself, 0.75 for a
+    German compound that ends in it or starts with it ("dauer" in "schlafdau"), else 0."""
+    if term in found:
+        return 1.0
+    if compounds and len(term) >= 3:
+        for other in found:
+            if len(other) >= len(term) + 3 and (other.endswith(term) or other.startswith(term)):
+                return 0.75
+            if len(term) >= len(other) + 3 and len(other) >= 4 and (term.endswith(other) or term.startswith(other)):
+                return 0.75
+    return 0.0
+
+
+# -- cues -----------------------------------------------------------------------------------
+
+#: Quantity direction: up (+1) and down (-1); quality direction: improve (+1), worsen (-1).
+_UP = r"""increas\w* ris(?:e|es|ing|en) rose higher highest greater greatest larger largest bigger biggest
+    stronger strongest grow\w* grew rais(?:e|ed|es|ing) boost\w*
+    doubl\w* tripl\w* elevat\w* exceed\w* climb\w* surg\w* expand\w* accelerat\w* amplif\w* more
+    steig\w* stieg\w* gestiegen anstieg\w* ansteig\w* erhöh\w* zunahme zunehm\w* zugenommen
+    höher\w* größer\w* mehr wachs\w* wuchs\w* wächst gewachsen wachstum steiger\w* gesteigert verdoppel\w*
+    vergrößer\w* verstärk\w* größt\w* höchst\w* stärker\w* stärkst\w*"""
+_DOWN = r"""decreas\w* declin\w* drop\w* fall fell falls falling fallen lower\w* less least fewer fewest smaller
+    smallest weaker weakest reduc\w*
+    shr[ai]nk\w* shrunk diminish\w* halv\w* lessen\w* sank sink\w* attenuat\w* mitigat\w* curb\w*
+    gesunken senk\w* gesenkt verringer\w* abnahme abnehm\w* abgenommen
+    weniger niedriger\w* geringer\w* kleiner\w* reduzier\w* rückgang zurückgegangen
+    zurückgehen verminder\w* fiel fielen gefallen halbier\w* kleinst\w* niedrigst\w* geringst\w*
+    wenigst\w* schwächer\w* schwächst\w*
+    abgeschwächt abschwäch\w*"""
+_BETTER = r"""improv\w* better benefit\w* enhanc\w* verbesser\w* besser\w* gefördert förder\w*"""
+_WORSE = r"""worsen\w* worse deteriorat\w* impair\w* harm\w* verschlechter\w* schlechter\w* beeinträchtig\w*
+    geschadet schad\w*"""
+# "zu"/"ab" of a separable verb can follow its verb by a few words: "nahm im Winter deutlich ab".
+_SEPARABLE = {+1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+\w+){0,4}?\s+zu\b",
+              -1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+\w+){0,4}?\s+ab\b|\b(?:geht|ging|gingen|gehen)\b(?:\s+\w+){0,4}?\s+zurück\b"}
+# "lag über/unter", "was above/below": a level compared, where "über" alone mostly means "about".
+_LEVEL = {+1: r"\b(?:lag|lagen|liegt|liegen|blieb|blieben)\b(?:\s+[\w,]+){0,4}?\s+über\b"
+              r"|\b(?:was|were|is|are|remained|lay)\s+(?:\w+\s+){0,2}?above\b",
+          -1: r"\b(?:lag|lagen|liegt|liegen|blieb|blieben)\b(?:\s+[\w,]+){0,4}?\s+unter\b"
+              r"|\b(?:was|were|is|are|remained|lay)\s+(?:\w+\s+){0,2}?below\b"}
+# Shares of a group: "most" against "fewer than half" (read before "fewer than" is masked).
+_SHARE = {+1: r"\b(?:most|the\s+majority|a\s+majority|more\s+than\s+half|over\s+half|die\s+meisten|"
+              r"(?:die\s+)?mehrheit|mehr\s+als\s+die\s+hälfte|über\s+die\s+hälfte|überwiegende?n?\s+teil)\b",
+          -1: r"\b(?:fewer\s+than\s+half|less\s+than\s+half|under\s+half|a\s+minority|(?:a\s+)?few|"
+              r"weniger\s+als\s+die\s+hälfte|(?:eine\s+)?minderheit|nur\s+wenige)\b"}
+
+
+def _alternation(spec: str) -> str:
+    return "|".join(spec.split())
+
+
+_AXES = {
+    "quantity": (re.compile(rf"\b(?:{_alternation(_UP)})\b|{_SEPARABLE[+1]}", re.I),
+                 re.compile(rf"\b(?:{_alternation(_DOWN)})\b|{_SEPARABLE[-1]}", re.I)),
+    "quality": (re.compile(rf"\b(?:{_alternation(_BETTER)})\b", re.I),
+                re.compile(rf"\b(?:{_alternation(_WORSE)})\b", re.I)),
+    "level": (re.compile(_LEVEL[+1], re.I), re.compile(_LEVEL[-1], re.I)),
+}
+_SHARES = (re.compile(_SHARE[+1], re.I), re.compile(_SHARE[-1], re.I))
+#: Phrases that look like a direction but compare or quantify: "more than 50", "higher education".
+_NOT_DIRECTION = re.compile(
+    r"\b(?:more|less|fewer|mehr|weniger)\s+(?:than|als)\b|\bmore\s+or\s+less\b|\bmehr\s+oder\s+weniger\b"
+    r"|\bhigher\s+education\b|\b(?:lower|upper)[\s-]+secondary\b|\b(?:lower|upper)\s+bound\b"
+    r"|\bno\s+more\b|\bnicht\s+mehr\b|\bmore\s+(?:often|likely)\b"
+    r"|\bnot\s+only\b|\bnicht\s+nur\b",
+    re.I,
+)
+
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|cannot|none|nothing|nobody|without\s+(?:any\s+)?(?:significant\s+)?"
+    r"(?:effect|change|difference|impact|influence)|fail(?:s|ed)?\s+to|unable\s+to|lack(?:s|ed)?|"
+    r"kein\w*|nicht|nie|niemals|weder|nichts|ohne\s+(?:signifikanten?\s+|messbaren?\s+)?"
+    r"(?:effekt|einfluss|wirkung|unterschied|veränderung))\b|n't\b",
+    re.I,
+)
+#: Negations that are not denials: "not only … but also", "cannot be ruled out" (a hedge).
+_NOT_NEGATION = re.compile(
+    r"\bnot\s+only\b|\bnicht\s+nur\b|\bno\s+(?:more|less|fewer)\s+than\b|\bnicht\s+(?:mehr|weniger)\s+als\b"
+    r"|\bcannot\s+be\s+(?:ruled\s+out|excluded)\b|\bnot\s+necessarily\b|\bnicht\s+unbedingt\b"
+    r"|\bnicht\s+auszuschließen\b|\bnicht\s+ausgeschlossen\b|\bno\s+doubt\b|\bkein\s+zweifel\b"
+    r"|\bwhether\s+or\s+not\b|\bor\s+not\b|\boder\s+nicht\b|\bno\.\s*(?=\d)"
+    r"|\bnevertheless\b|\bnonetheless\b|\bnichtsdestotrotz\b|\bnicht\s+zuletzt\b|\bnot\s+least\b",
+    re.I,
+)
+
+#: Words that claim more than a study shows; the strong ones overstate on their own.
+_ABSOLUTE_STRONG = re.compile(
+    r"\b(?:always|never|entirely|completely|totally|fully|eliminat\w*|prov(?:e|es|ed|en)|certainly|definitely|"
+    r"undoubtedly|invariably|universally|conclusively|guarantee\w*|without\s+exception|in\s+all\s+cases|"
+    r"immer|stets|nie|niemals|vollständig\w*|völlig\w*|komplett\w*|gänzlich\w*|ausnahmslos\w*|bewies\w*|"
+    r"beweis(?:t|en)|eliminier\w*|garantier\w*|zweifellos|in\s+allen\s+fällen)\b",
+    re.I,
+)
+_ABSOLUTE_WEAK = re.compile(r"\b(?:all|every|each|any|alle|allen|aller|alles|jede|jeder|jedes|jeden|jedem)\b",
+                            re.I)
+_HEDGE = re.compile(
+    r"\b(?:may|might|could|can|some|suggest\w*|partial\w*|partly|in\s+some\s+cases|possibl\w*|perhaps|"
+    r"likely|tend\w*|appears?\s+to|appeared\s+to|seem\w*|indicat\w*|preliminary|modest\w*|slight\w*|limited|"
+    r"somewhat|to\s+some\s+extent|under\s+certain\s+conditions|often|sometimes|occasionally|moderate\w*|"
+    r"a\s+few|several|potential\w*|rarely|cannot\s+be\s+(?:ruled\s+out|excluded)|most|mostly|largely|"
+    r"(?:the\s+)?majority|meisten|mehrheit\w*|überwiegend\w*|weitgehend\w*|größtenteils|"
+    r"kann|können|könnte|könnten|teilweise|einige\w*|manche\w*|deute[tn]?\b.{0,80}?\ban|möglicherweise|"
+    r"vermutlich|wahrscheinlich|scheint|scheinen|tendenziell|in\s+einigen\s+fällen|zum\s+teil|gewisse\w*|"
+    r"unter\s+bestimmten\s+bedingungen|oft|häufig|manchmal|gelegentlich|geringfügig\w*|mäßig\w*|begrenzt\w*|"
+    r"eingeschränkt\w*|mehrere\w*|legt\w*\b.{0,60}?\bnahe|hinweis\w*|potenziell\w*|selten)\b",
+    re.I,
+)
+
+_CUE_PATTERNS = (*(p for pair in _AXES.values() for p in pair), *_SHARES, _ABSOLUTE_STRONG, _ABSOLUTE_WEAK, _HEDGE, _NEGATION)
+
+
+@lru_cache(maxsize=65536)
+def is_cue(word: str) -> bool:
+    """Whether a word is a cue (direction, negation, absolute, hedge) rather than a content term:
+    "increased" against "decreased" must not lower the overlap, it decides the verdict."""
+    return any(p.fullmatch(word) for p in _CUE_PATTERNS)
+
+
+def directions(text: str) -> dict[str, list[int]]:
+    """Direction cues per axis, in order of appearance: ``{"quantity": [+1, -1], ...}``."""
+    found: dict[str, list[int]] = {}
+    up, down = _SHARES
+    shares = [(m.start(), +1) for m in up.finditer(text)] + [(m.start(), -1) for m in down.finditer(text)]
+    if shares:
+        found["share"] = [sign for _, sign in sorted(shares)]
+    masked = _NOT_DIRECTION.sub(lambda m: " " * len(m.group(0)), text)
+    for m in list(up.finditer(masked)) + list(down.finditer(masked)):  # "more than half" is a share
+        masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
+    for axis, (up_, down_) in _AXES.items():
+        hits = [(m.start(), +1) for m in up_.finditer(masked)] + [(m.start(), -1) for m in down_.finditer(masked)]
+        if hits:
+            found[axis] = [sign for _, sign in sorted(hits)]
+    return found
+
+
+def negated(text: str) -> bool:
+    """Whether the text denies what it is about ("did not", "no significant effect", "kein")."""
+    return bool(_NEGATION.search(_NOT_NEGATION.sub(" ", text)))
+
+
+_NEVER = re.compile(r"\b(?:never|nie|niemals)\b", re.I)
+
+
+def negated_only_by_never(text: str) -> bool:
+    """Whether the text's only denial is "never"/"nie" (an absolute rather than a denial)."""
+    return bool(_NEVER.search(text)) and not negated(_NEVER.sub(" ", text))
+
+
+def absolutes(text: str) -> tuple[list[str], list[str]]:
+    """(strong, weak) absolute words of the text, lower case."""
+    return ([m.group(0).lower() for m in _ABSOLUTE_STRONG.finditer(text)],
+            [m.group(0).lower() for m in _ABSOLUTE_WEAK.finditer(text)])
+
+
+def hedged(text: str) -> bool:
+    """Whether the text hedges ("may", "suggests", "in some cases", "könnte", "deutet … an")."""
+    return bool(_HEDGE.search(text))
+
+
+# -- figures --------------------------------------------------------------------------------
+
+#: Unit spellings (English and German) to one canonical name each.
+_UNITS = {
+    "percentage points": "pp", "percentage point": "pp", "prozentpunkte": "pp", "prozentpunkten": "pp",
+    "prozentpunkt": "pp", "pp": "pp", "%": "%", "percent": "%", "per cent": "%", "prozent": "%",
+    "°c": "°C", "° c": "°C", "degrees celsius": "°C", "grad celsius": "°C", "grad": "°", "degrees": "°",
+    "k": "K", "kelvin": "K",
+    "hours": "h", "hour": "h", "h": "h", "stunden": "h", "stunde": "h", "std": "h",
+    "minutes": "min", "minute": "min", "min": "min", "minuten": "min",
+    "seconds": "s", "second": "s", "sekunden": "s", "sekunde": "s", "s": "s",
+    "days": "d", "day": "d", "tage": "d", "tagen": "d", "tag": "d",
+    "weeks": "wk", "week": "wk", "wochen": "wk", "woche": "wk",
+    "months": "mo", "month": "mo", "monate": "mo", "monaten": "mo", "monat": "mo",
+    "years": "yr", "year": "yr", "jahre": "yr", "jahren": "yr", "jahr": "yr",
+    "kg": "kg", "g": "g", "mg": "mg", "t": "t", "tonnes": "t", "tons": "t", "tonnen": "t",
+    "km": "km", "m": "m", "cm": "cm", "mm": "mm", "m²": "m2", "m2": "m2", "km²": "km2",
+    "kwh": "kWh", "mwh": "MWh", "w": "W", "kw": "kW", "mw": "MW", "db": "dB", "mmhg": "mmHg",
+    "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR", "$": "USD", "usd": "USD", "dollars": "USD",
+    "fold": "x", "-fold": "x", "times": "x", "fach": "x", "-fach": "x", "mal": "x",
+    "points": "pt", "punkte": "pt", "punkten": "pt",
+}
+_UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
+_NUM = r"\d+(?:[.,\u202f\u00a0]\d{3})*(?:[.,]\d+)?|\d+"
+_QUANTITY = re.compile(
+    rf"(?<![\w.,])(?<![A-Za-zÄÖÜäöüß]-)(?P<cur>[€$]\s?)?(?P<a>{_NUM})"
+    rf"(?:\s*(?:–|—|-|to|bis)\s*(?P<b>{_NUM}))?"
+    rf"(?:\s*(?P<unit>{_UNIT_RE})(?![\w]))?",
+    re.I,
+)
+#: Numbers that label rather than measure: "Table 2", "Abb. 3", "p. 14", "Study 1".
+_LABEL_BEFORE = re.compile(
+    r"\b(?:table|tab|figure|fig|chapter|section|study|experiment|page|abb|abbildung|tabelle|kapitel|"
+    r"abschnitt|studie|seite|model|hypothesis|hypothese|wave|welle|phase|nr)\.?\s*$|\b(?:p|pp|s|no)\.\s*$",
+    re.I,
+)
+_NUMBER_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "eleven": 11, "twelve": 12, "twenty": 20, "thirty": 30, "hundred": 100,
+    "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10,
+    "elf": 11, "zwölf": 12, "zwanzig": 20, "dreißig": 30, "hundert": 100,
+    "twice": 2, "doubled": 2, "halved": 0.5, "doppelt": 2, "verdoppelt": 2, "halbiert": 0.5,
+}
+_UNIT_AFTER = re.compile(rf"\s*({_UNIT_RE})(?![\w])", re.I)
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A figure of a text: its value, its unit (None when bare), and its decimals as written."""
+
+    value: float
+    unit: str | None
+    decimals: int
+    text: str
+    #: a year, a count spelled out, or another figure that identifies rather than measures
+    weak: bool = False
+    #: "from" or "to" when the figure is the start or the end of a change ("from 12 % to 21 %")
+    role: str | None = None
+    #: "approx" ("about 20 %"), "min" ("more than 1,000") or "max" ("less than 5 %") as written
+    bound: str | None = None
+
+
+def _parse_number(raw: str, lang: str) -> tuple[float, int] | None:
+    s = raw.replace("\u202f", " ").replace("\u00a0", " ")
+    if " " in s:
+        s = s.replace(" ", "")
+    if "," in s and "." in s:
+        decimal = "," if s.rfind(",") > s.rfind(".") else "."
+        s = s.replace("." if decimal == "," else ",", "").replace(decimal, ".")
+    elif "," in s or "." in s:
+        sep = "," if "," in s else "."
+        groups = s.split(sep)
+        thousands = len(groups) > 2 or (len(groups[-1]) == 3 and (sep == "," if lang == "en" else sep == "."))
+        s = s.replace(sep, "") if thousands else s.replace(sep, ".")
+    try:
+        value = float(s)
+    except ValueError:
+        return None
+    decimals = len(s.split(".")[1]) if "." in s else 0
+    return value, decimals
+
+
+def quantities(text: str, lang: str) -> list[Quantity]:
+    """The figures of a text with their units; a range gives both ends the unit it ends in."""
+    found: list[Quantity] = []
+    for m in _QUANTITY.finditer(text):
+        if _LABEL_BEFORE.search(text[max(0, m.start() - 14):m.start()]):
+            continue
+        unit = _UNITS.get(m.group("unit").lower()) if m.group("unit") else None
+        if m.group("cur"):
+            unit = _UNITS[m.group("cur").strip()]
+        for raw in (m.group("a"), m.group("b")):
+            if raw is None:
+                continue
+            parsed = _parse_number(raw, lang)
+            if parsed is None:
+                continue
+            value, decimals = parsed
+            year = unit is None and decimals == 0 and 1800 <= value <= 2100
+            role = _role(text[max(0, m.start() - 12):m.start()]) if raw == m.group("a") else "to"
+            if m.group("b") and raw == m.group("a"):
+                role = "from"
+            bound = _bound(text[max(0, m.start() - 24):m.start()]) if raw == m.group("a") else None
+            found.append(Quantity(value, unit, decimals, m.group(0).strip(), weak=year, role=role, bound=bound))
+    for m in _NUMBER_WORD.finditer(text):
+        unit = _UNIT_AFTER.match(text, m.end())
+        canonical = _UNITS.get(unit.group(1).lower()) if unit else None
+        # "six weeks" measures; a bare "three" may just count things ("three cities").
+        found.append(Quantity(float(_NUMBER_WORDS[m.group(1).lower()]), canonical, 0,
+                              m.group(0) + (unit.group(0) if unit else ""), weak=canonical is None))
+    return found
+
+
+_FROM = re.compile(r"\b(?:from|von)\s*$", re.I)
+_TO = re.compile(r"\b(?:to|auf)\s*$", re.I)
+
+
+def _role(before: str) -> str | None:
+    return "from" if _FROM.search(before) else "to" if _TO.search(before) else None
+
+
+_BOUNDS = (
+    ("approx", re.compile(r"\b(?:about|approximately|around|roughly|nearly|almost|circa|ca\.|some|"
+                          r"rund|etwa|ungefähr|knapp|fast|annähernd|beinahe|zirka)\s*$", re.I)),
+    ("min", re.compile(r"(?:\b(?:over|above|more\s+than|at\s+least|exceeding|über|mehr\s+als|mindestens|"
+                       r"oberhalb\s+von)|>|≥)\s*$", re.I)),
+    # "up to 20 °C" names a peak, not a bound: it needs the same figure.
+    ("max", re.compile(r"(?:\b(?:under|below|less\s+than|fewer\s+than|at\s+most|unter|weniger\s+als|"
+                       r"höchstens|maximal)|<|≤)\s*$", re.I)),
+)
+
+
+def _bound(before: str) -> str | None:
+    return next((name for name, pattern in _BOUNDS if pattern.search(before)), None)
+
+
+def same_value(claimed: Quantity, stated: Quantity) -> bool:
+    """Whether a source figure states the claimed value: equal, or equal once rounded to the
+    claim's decimals ("about 12 %" for 12.3 %), and not the start of a change the claim
+    calls its end ("rose to 12 %" for "from 12 % to 21 %") or the reverse."""
+    if claimed.role and stated.role and claimed.role != stated.role:
+        return False
+    if claimed.value == stated.value:
+        return True
+    # A bounded or approximate claim is met by any figure inside its bound ("over 1,000" by 1,204).
+    if claimed.bound == "min" and stated.bound is None:
+        return stated.value > claimed.value
+    if claimed.bound == "max" and stated.bound is None:
+        return stated.value < claimed.value
+    if claimed.bound == "approx" and claimed.value:
+        return abs(stated.value - claimed.value) <= 0.1 * abs(claimed.value)
+        return True
+    return round(stated.value, claimed.decimals) == claimed.value and stated.decimals > claimed.decimals
+
+
+def compatible_units(a: Quantity, b: Quantity) -> bool:
+    """Units that may measure the same quantity: equal, or one of them bare."""
+    return a.unit is None or b.unit is None or a.unit == b.unit
