@@ -341,9 +341,11 @@ def cmd_web(args) -> int:
 
     from web.settings import WebSettings
 
+    from web import limits
+
     settings = WebSettings.from_env(host=args.host, port=args.port)
     uvicorn.run("web.app:create_app", factory=True, host=settings.host, port=settings.port,
-                proxy_headers=True, log_level=args.log_level)
+                proxy_headers=True, log_level=args.log_level, **limits.uvicorn_options(settings))
     return 0
 
 

@@ -156,7 +156,8 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
 
         broker = actors.broker
     app = FastAPI(title="citeq", version="0.1.0", summary="Citation verification of academic theses, "
-                  "one analysis at a time per user, on a PostgreSQL job queue.")
+                  "one analysis at a time per user, on a PostgreSQL job queue.",
+                  docs_url=None, redoc_url=None)  # web/apidocs.py serves /docs without a CDN
     app.state.broker, app.state.settings = broker, settings
 
     @app.exception_handler(ApiError)
@@ -181,9 +182,12 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
         return ApiError(422, "invalid_request", "the request does not match the schema", errors=errors).response()
 
     _routes(app)
-    from . import uploads_routes
+    from . import apidocs, limits, security, uploads_routes
 
     uploads_routes.install(app)
+    apidocs.install(app)
+    limits.install(app, settings)
+    app.add_middleware(security.SecurityHeaders)
     return app
 
 
