@@ -23,9 +23,15 @@ from tests.integration.conftest import add_documents, queue_broker, wait_for  # 
 pytestmark = pytest.mark.e2e
 
 
+class Addr(tuple):
+    """(host, port) of a server, with the ``pid`` of its process."""
+
+    pid: int
+
+
 @contextmanager
 def citeq_web(db: str, tmp_path: Path, **env: str):
-    """A `citeq web` process with the given CITEQ_* settings: its (host, port)."""
+    """A `citeq web` process with the given CITEQ_* settings: its (host, port) with ``.pid``."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -43,7 +49,9 @@ def citeq_web(db: str, tmp_path: Path, **env: str):
 
     try:
         wait_for(up, timeout=30, interval=0.2, message="citeq web answering")
-        yield ("127.0.0.1", port)
+        addr = Addr(("127.0.0.1", port))
+        addr.pid = proc.pid
+        yield addr
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=15)
