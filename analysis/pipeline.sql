@@ -14,12 +14,33 @@ SELECT id, sources_version FROM upload_sessions WHERE id = %(session_id)s AND us
 
 -- upload_facts_one --
 -- What the upload caps check, under the user's upload lock: active parse jobs and bytes
--- still staged.
+-- still staged, each with the live upload reservations of the user (uploads whose bodies
+-- are being received) other than the one given.
 SELECT
     (SELECT count(*) FROM parse_jobs
-     WHERE user_id = %(user_id)s AND status IN ('queued', 'running'))::int AS active_jobs,
+     WHERE user_id = %(user_id)s AND status IN ('queued', 'running'))::int
+    + (SELECT count(*) FROM upload_reservations
+       WHERE user_id = %(user_id)s AND expires_at > now() AND id IS DISTINCT FROM %(reservation_id)s)::int
+      AS active_jobs,
     (SELECT coalesce(sum(size_bytes), 0) FROM parse_items
-     WHERE user_id = %(user_id)s AND file_bytes IS NOT NULL)::bigint AS staged_bytes;
+     WHERE user_id = %(user_id)s AND file_bytes IS NOT NULL)::bigint
+    + (SELECT coalesce(sum(bytes), 0) FROM upload_reservations
+       WHERE user_id = %(user_id)s AND expires_at > now() AND id IS DISTINCT FROM %(reservation_id)s)::bigint
+      AS staged_bytes;
+
+-- upload_reservation_insert_one --
+-- Under the user's upload lock, after upload_facts_one allowed it: reserve a parse slot and
+-- bytes for an upload whose body is about to be read (dropping the user's expired ones).
+WITH expired AS (
+    DELETE FROM upload_reservations WHERE user_id = %(user_id)s AND expires_at <= now()
+)
+INSERT INTO upload_reservations (user_id, bytes, expires_at)
+VALUES (%(user_id)s, %(bytes)s, now() + %(seconds)s * interval '1 second')
+RETURNING id;
+
+-- upload_reservation_delete_one --
+-- Drop a reservation (its upload was staged, refused or abandoned); no row if it is gone already.
+DELETE FROM upload_reservations WHERE id = %(reservation_id)s RETURNING id;
 
 -- parse_job_insert_one --
 -- Stage a parse job with all its items in one statement. The bytes were written as large

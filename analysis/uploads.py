@@ -227,7 +227,8 @@ def session_documents(user_id: int, session_id: int, *, broker=None) -> list[tup
 
 
 def stage_upload(user_id: int, files: list[UploadFile], *, session_id: int | None = None,
-                 broker=None, settings: PipelineSettings | None = None) -> StagedUpload:
+                 broker=None, settings: PipelineSettings | None = None,
+                 reservation_id: int | None = None) -> StagedUpload:
     """Stage ``files`` for parsing and send the parse message, in one transaction.
 
     A new session is created unless ``session_id`` (one of the user's) is given. Raises an
@@ -249,6 +250,8 @@ def stage_upload(user_id: int, files: list[UploadFile], *, session_id: int | Non
             session_id = db.one(cur, "upload_session_create_one", user_id=user_id)[0]
         elif db.one(cur, "upload_session_get_one", session_id=session_id, user_id=user_id) is None:
             raise UnknownSession(session_id=session_id)
+        if reservation_id is not None:
+            db.one(cur, "upload_reservation_delete_one", reservation_id=reservation_id)
         check_caps(cur, user_id, total, settings)
         # The bytes travel as large objects written a chunk at a time (this process never
         # holds a whole file, nor its escaped copy), moved into the BYTEA column server-side.
@@ -273,12 +276,10 @@ class StageInput(BaseModel):
 
 
 def check_caps(cur, user_id: int, upload_bytes: int, settings: PipelineSettings) -> int:
-    """Refuse an upload of ``upload_bytes`` that the user's parse-job or staged-bytes cap forbids.
-
-    Under the user's upload lock this decides; the web also calls it before reading a body
-    (with the declared length, or 0 when unknown) to refuse early without holding the lock.
-    """
-    active, staged = db.one(cur, "upload_facts_one", user_id=user_id)
+    """Refuse an upload of ``upload_bytes`` that the user's parse-job or staged-bytes cap
+    forbids (reservations of uploads being received count too); the staged bytes.
+    Runs under the user's upload lock."""
+    active, staged = db.one(cur, "upload_facts_one", user_id=user_id, reservation_id=None)
     if active >= settings.max_active_parse_jobs:
         raise TooManyParseJobs(active=active, limit=settings.max_active_parse_jobs)
     if staged + upload_bytes > settings.max_staged_bytes:
@@ -286,12 +287,34 @@ def check_caps(cur, user_id: int, upload_bytes: int, settings: PipelineSettings)
     return staged
 
 
-def precheck(user_id: int, upload_bytes: int, *, broker=None, settings: PipelineSettings | None = None) -> int:
-    """:func:`check_caps` outside any transaction (what the web asks before it reads a body);
-    the user's staged bytes."""
+class Reservation(BaseModel):
+    """A parse slot and bytes held for an upload whose body is being received."""
+
+    id: int
+    #: Bytes staged or reserved by the user's other uploads when this one was reserved.
+    staged: int
+
+
+def reserve(user_id: int, upload_bytes: int, *, seconds: float, broker=None,
+            settings: PipelineSettings | None = None) -> Reservation:
+    """Check the caps for an upload of at least ``upload_bytes`` and hold its slot and bytes
+    for ``seconds`` (the time its body may take), before its body is read.
+
+    Raises TooManyParseJobs or StagedBytesLimit as :func:`stage_upload` would. Give the
+    reservation to :func:`stage_upload`, or :func:`release` it when the upload fails.
+    """
     broker = messages.broker_or_global(broker)
-    with broker.connection() as conn, conn.cursor() as cur:
-        return check_caps(cur, user_id, upload_bytes, settings or PipelineSettings.from_env())
+    settings = settings or PipelineSettings.from_env()
+    with broker.transaction() as cur:
+        locks.xact_lock(cur, LOCK_SCOPE, int(user_id))
+        staged = check_caps(cur, user_id, upload_bytes, settings)
+        row = db.one(cur, "upload_reservation_insert_one", user_id=user_id, bytes=upload_bytes, seconds=seconds)
+    return Reservation(id=row[0], staged=staged)
+
+
+def release(reservation_id: int, *, broker=None) -> None:
+    """Drop a reservation whose upload will not be staged (a no-op once it was)."""
+    db.one_on(messages.broker_or_global(broker), "upload_reservation_delete_one", reservation_id=reservation_id)
 
 
 def guess_kind(filename: str) -> str:

@@ -11,6 +11,7 @@ PostgreSQL a chunk at a time (analysis/uploads.py). The process never holds a wh
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from fastapi import Depends, FastAPI, Request
@@ -52,25 +53,32 @@ def install(app: FastAPI) -> None:
                            limit=settings.max_upload_bytes)
         await run_in_threadpool(limit, request, user_id, "upload")
         broker = request.app.state.broker
-        # The caps the headers can decide: no body byte has been read yet.
+        # The caps the headers can decide, before a byte of the body is read: a parse slot
+        # and the bytes the files take at least are reserved for this upload meanwhile.
         least_files = max(0, length - multipart.FORM_OVERHEAD_BYTES)
-        staged = await run_in_threadpool(uploads.precheck, user_id, least_files, broker=broker, settings=caps)
-        room = caps.max_staged_bytes - staged
+        reservation = await run_in_threadpool(uploads.reserve, user_id, least_files, broker=broker, settings=caps,
+                                              seconds=settings.body_timeout + RESERVATION_GRACE_SECONDS)
+        room = caps.max_staged_bytes - reservation.staged
 
         def over_room(total: int) -> None:
             if total > room:
-                raise uploads.StagedBytesLimit(staged=staged, upload=total, limit=caps.max_staged_bytes)
+                raise uploads.StagedBytesLimit(staged=reservation.staged, upload=total, limit=caps.max_staged_bytes)
 
         limits = multipart.Limits(max_files=caps.max_files_per_upload, on_total=over_room,
                                   on_file_bytes=lambda name, size: uploads.check_file_size(name, size, caps))
-        with multipart.temporary_directory() as spool:
-            try:
-                form = await multipart.read_form(ctype, request.stream(), Path(spool), limits)
-            except multipart.FormError as exc:
-                raise ApiError(exc.status, exc.code, str(exc)) from None
-            files = _files(form)
-            result = await run_in_threadpool(uploads.stage_upload, user_id, files,
-                                             session_id=_session(form), broker=broker, settings=caps)
+        try:
+            with multipart.temporary_directory() as spool:
+                try:
+                    form = await multipart.read_form(ctype, request.stream(), Path(spool), limits)
+                except multipart.FormError as exc:
+                    raise ApiError(exc.status, exc.code, str(exc)) from None
+                files = _files(form)
+                async with _writers(request.app):
+                    result = await run_in_threadpool(uploads.stage_upload, user_id, files, session_id=_session(form),
+                                                     broker=broker, settings=caps, reservation_id=reservation.id)
+        except BaseException:
+            await run_in_threadpool(uploads.release, reservation.id, broker=broker)
+            raise
         return JSONResponse({"jobId": result.parse_job_id, **result.model_dump(mode="json")}, status_code=202,
                             headers={"Location": f"/api/uploads/{result.parse_job_id}"})
 
@@ -79,6 +87,20 @@ def install(app: FastAPI) -> None:
         """A parse job of yours and each file's outcome (document id or error)."""
         view = uploads.parse_status(user_id, parse_job_id, broker=request.app.state.broker)
         return view.model_dump(mode="json")
+
+
+#: A reservation outlives the body timeout by this much (staging the files takes a moment).
+RESERVATION_GRACE_SECONDS = 60.0
+
+
+def _writers(app: FastAPI) -> asyncio.Semaphore:
+    """Uploads of this process writing to PostgreSQL at once: at most half the connection pool,
+    so that other requests always find a connection while large files are written."""
+    sem = getattr(app.state, "upload_writers", None)
+    if sem is None:
+        pool = getattr(getattr(app.state.broker, "settings", None), "pool_size", 8)
+        sem = app.state.upload_writers = asyncio.Semaphore(max(1, pool // 2))
+    return sem
 
 
 def _content_length(request: Request) -> int:

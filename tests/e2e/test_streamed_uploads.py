@@ -120,3 +120,23 @@ def test_a_20_mb_upload_does_not_grow_the_web_process_by_twice_its_size(db, tmp_
     assert growth < 2 * size, f"web RSS grew by {growth / MB:.0f} MB for a {size / MB:.0f} MB upload"
     assert query(conn, "SELECT octet_length(file_bytes), size_bytes FROM parse_items") == [(size, size)]
     assert query(conn, "SELECT count(*) FROM pg_largeobject_metadata")[0][0] == 0
+
+
+def test_uploads_being_received_hold_their_parse_slots(db, tmp_path, alice, conn):
+    """Three uploads whose bodies are still arriving take the three slots: a fourth is refused
+    from its headers, before either sends its files (not after all four were read)."""
+    with citeq_web(db, tmp_path, CITEQ_MAX_ACTIVE_PARSE_JOBS="3") as addr:
+        receiving = [connect(addr, upload_head(alice, 10 * MB) + multipart_head()) for _ in range(3)]
+        try:
+            wait_for(lambda: query(conn, "SELECT count(*) FROM upload_reservations")[0][0] == 3, timeout=15,
+                     message="three reservations")
+            fourth = connect(addr, upload_head(alice, 10 * MB))
+            answer = response_of(fourth, deadline=time.monotonic() + 15)
+            fourth.close()
+            assert answer.startswith(b"HTTP/1.1 409") and b"parse_jobs_limit" in answer, answer[:300]
+        finally:
+            for s in receiving:
+                s.close()
+        # Abandoned bodies give their reservations back.
+        wait_for(lambda: query(conn, "SELECT count(*) FROM upload_reservations")[0][0] == 0, timeout=15,
+                 message="reservations released")
