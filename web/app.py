@@ -86,6 +86,29 @@ def _from_domain(exc: AnalysisError) -> ApiError:
     return ApiError(STATUS.get(exc.code, 400), exc.code, str(exc), headers=headers, context=context)
 
 
+class ErrorDetail(BaseModel):
+    """A typed error: a stable machine-readable ``code``, a message, and the values involved."""
+
+    model_config = {"extra": "allow"}
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+#: Error answers every route may give, in the OpenAPI document (the fuzzing test holds the
+#: app to it): same body shape for all.
+ERROR_RESPONSES = {status: {"model": ErrorBody, "description": text} for status, text in {
+    400: "malformed request (JSON, multipart, Content-Length)", 401: "no valid bearer token",
+    402: "not enough credits", 403: "the token may not use this route", 404: "no such resource of yours",
+    405: "method not allowed", 408: "the body did not arrive in time", 409: "a state or cap refuses it",
+    411: "Content-Length required", 413: "too large", 415: "unsupported media type",
+    422: "the input does not match the schema", 429: "request limit; see Retry-After",
+    503: "budget exhausted or over capacity"}.items()}
+
+
 # -- request bodies ------------------------------------------------------------------------------
 
 
@@ -157,7 +180,8 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
         broker = actors.broker
     app = FastAPI(title="citeq", version="0.1.0", summary="Citation verification of academic theses, "
                   "one analysis at a time per user, on a PostgreSQL job queue.",
-                  docs_url=None, redoc_url=None)  # web/apidocs.py serves /docs without a CDN
+                  docs_url=None, redoc_url=None,  # web/apidocs.py serves /docs without a CDN
+                  responses=ERROR_RESPONSES)
     app.state.broker, app.state.settings = broker, settings
 
     @app.exception_handler(ApiError)
@@ -171,7 +195,10 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request, exc: StarletteHTTPException):
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return ApiError(exc.status_code, code, str(exc.detail)).response()
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:  # every method of the path, not only those of the first route matched
+            headers["Allow"] = ", ".join(_allowed_methods(request))
+        return ApiError(exc.status_code, code, str(exc.detail), headers=headers).response()
 
     from fastapi.exceptions import RequestValidationError
 
@@ -189,6 +216,16 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
     limits.install(app, settings)
     app.add_middleware(security.SecurityHeaders)
     return app
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    from starlette.routing import Match
+
+    methods = set()
+    for route in request.app.router.routes:
+        if getattr(route, "methods", None) and route.matches({**request.scope, "method": "GET"})[0] != Match.NONE:
+            methods |= set(route.methods)
+    return sorted(methods)
 
 
 def holder(request: Request) -> accounts.Holder:
