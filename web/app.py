@@ -142,7 +142,8 @@ def _body_schema(model: type[BaseModel]) -> dict:
 async def json_body(request: Request, model: type[BaseModel], limit: int, *, optional: bool = False) -> BaseModel:
     """The request's JSON body validated as ``model``; typed 4xx for everything else."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    declared = int(request.headers.get("content-length") or 0)
+    length = request.headers.get("content-length") or "0"
+    declared = int(length) if length.isascii() and length.isdigit() else 0
     if declared > limit:
         raise ApiError(413, "payload_too_large", f"the body is larger than {limit} bytes", limit=limit)
     body = b""

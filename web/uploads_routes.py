@@ -3,7 +3,9 @@
 Refused before the body is read, from the headers alone: a missing or oversized
 Content-Length (``CITEQ_MAX_UPLOAD_BYTES``), the request limit, a user whose parse slots
 are all taken, or whose staged bytes plus this body's files (at least its length minus the
-form's framing) would pass the staged-bytes cap. While the body streams in, each file part
+form's framing) would pass the staged-bytes cap; otherwise a slot and those bytes are
+reserved for this upload until it is staged or fails (``uploads.reserve``), so concurrent
+uploads of one user are refused before their bodies too. While the body streams in, each file part
 goes to a temporary file and is refused the moment it passes the per-file cap or the
 upload passes the staged-bytes room (web/multipart.py); then the files are streamed to
 PostgreSQL a chunk at a time (analysis/uploads.py). The process never holds a whole file.
