@@ -156,10 +156,11 @@ def tokens(broker, user_id: int | None) -> list[TokenInfo]:
     return [TokenInfo(**dict(zip(TokenInfo.model_fields, r))) for r in rows]
 
 
-def revoke(broker, token_id: int) -> TokenInfo:
-    """Revoke a token by id, effective from the next request; UnknownToken for an unknown id."""
+def revoke(broker, token_id: int, *, user_id: int | None = None) -> TokenInfo:
+    """Revoke a token by id, effective from the next request; UnknownToken for an unknown id
+    (or, with ``user_id``, for a token that is not that user's)."""
     token_id = inputs.validated(TokenRef, token_id=token_id).token_id
-    row = db.one_on(broker, "token_revoke_one", token_id=token_id)
+    row = db.one_on(broker, "token_revoke_one", token_id=token_id, user_id=user_id)
     if row is None:
         raise UnknownToken(token_id=token_id)
     logger.info("token revoked", extra={"action": "token_revoked", "token_id": token_id, "user_id": row[1]})

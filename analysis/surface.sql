@@ -55,9 +55,10 @@ WHERE CASE WHEN %(user_id)s::bigint IS NULL THEN user_id IS NULL ELSE user_id = 
 ORDER BY id DESC;
 
 -- token_revoke_one --
--- Revoke a token by id (a second revocation keeps the first time); no row for an unknown id.
+-- Revoke a token by id (a second revocation keeps the first time), only the given user's
+-- when user_id is set; no row for an unknown id.
 UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
-WHERE id = %(token_id)s
+WHERE id = %(token_id)s AND (%(user_id)s::bigint IS NULL OR user_id = %(user_id)s::bigint)
 RETURNING id, user_id, revoked_at;
 
 -- request_hit_one --

@@ -44,6 +44,7 @@ STATUS = {
     "unknown_job": 404,
     "unknown_session": 404,
     "unknown_parse_job": 404,
+    "unknown_token": 404,
     "insufficient_credits": 402,
     "invalid_request": 422,
     "invalid_doi": 422,
@@ -210,9 +211,10 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
         return ApiError(422, "invalid_request", "the request does not match the schema", errors=errors).response()
 
     _routes(app)
-    from . import apidocs, limits, security, uploads_routes
+    from . import apidocs, limits, security, tokens_routes, uploads_routes
 
     uploads_routes.install(app)
+    tokens_routes.install(app)
     apidocs.install(app)
     limits.install(app, settings)
     app.add_middleware(security.SecurityHeaders)

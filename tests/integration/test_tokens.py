@@ -102,3 +102,23 @@ def test_a_digit_argument_is_an_id_never_a_name(run, queue_broker, conn):
     status, _, err = run("users", "show", "99999999999999999999")
     assert status == 1 and "unknown_user" in err
     assert run("users", "show", "bob", "--json")[0] == 1  # bob was renamed
+
+
+def test_tokens_over_http_list_and_revoke_only_your_own(client, queue_broker):
+    alice = accounts.create(queue_broker, "alice")
+    bob = accounts.create(queue_broker, "bob")
+    a1, a2 = accounts.mint(queue_broker, alice, label="one"), accounts.mint(queue_broker, alice, label="two")
+    b1 = accounts.mint(queue_broker, bob)
+    auth = {"Authorization": f"Bearer {a1[0]}"}
+    listed = client.get("/api/tokens", headers=auth).json()
+    assert [t["label"] for t in listed] == ["two", "one"] and all("token" not in t for t in listed)
+    r = client.post(f"/api/tokens/{b1[1].id}/revoke", headers=auth)  # bob's: not found for alice
+    assert r.status_code == 404 and r.json()["error"]["code"] == "unknown_token"
+    assert me(client, b1[0]) == 200
+    r = client.post(f"/api/tokens/{a2[1].id}/revoke", headers=auth)
+    assert r.status_code == 200 and r.json()["revoked_at"]
+    assert me(client, a2[0]) == 401 and me(client, a1[0]) == 200
+    ops = {"Authorization": f"Bearer {accounts.mint_token(queue_broker, None, operator=True)}"}
+    assert client.post(f"/api/ops/tokens/{b1[1].id}/revoke", headers=ops).status_code == 200
+    assert me(client, b1[0]) == 401
+    assert client.post(f"/api/ops/tokens/{b1[1].id}/revoke", headers=auth).status_code == 403
