@@ -17,7 +17,6 @@ import logging
 import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, Path as PathParam, Query, Request
