@@ -27,6 +27,12 @@ class AdmissionError(AnalysisError):
     code = "admission_error"
 
 
+class InvalidInput(AdmissionError):
+    """The input does not match what this entry point accepts (see analysis/inputs.py)."""
+
+    code = "invalid_request"
+
+
 class UnknownUser(AdmissionError):
     """No account exists for this user."""
 

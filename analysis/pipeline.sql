@@ -14,15 +14,38 @@ SELECT id, sources_version FROM upload_sessions WHERE id = %(session_id)s AND us
 
 -- upload_facts_one --
 -- What the upload caps check, under the user's upload lock: active parse jobs and bytes
--- still staged.
+-- still staged, each with the live upload reservations of the user (uploads whose bodies
+-- are being received) other than the one given.
 SELECT
     (SELECT count(*) FROM parse_jobs
-     WHERE user_id = %(user_id)s AND status IN ('queued', 'running'))::int AS active_jobs,
+     WHERE user_id = %(user_id)s AND status IN ('queued', 'running'))::int
+    + (SELECT count(*) FROM upload_reservations
+       WHERE user_id = %(user_id)s AND expires_at > now() AND id IS DISTINCT FROM %(reservation_id)s)::int
+      AS active_jobs,
     (SELECT coalesce(sum(size_bytes), 0) FROM parse_items
-     WHERE user_id = %(user_id)s AND file_bytes IS NOT NULL)::bigint AS staged_bytes;
+     WHERE user_id = %(user_id)s AND file_bytes IS NOT NULL)::bigint
+    + (SELECT coalesce(sum(bytes), 0) FROM upload_reservations
+       WHERE user_id = %(user_id)s AND expires_at > now() AND id IS DISTINCT FROM %(reservation_id)s)::bigint
+      AS staged_bytes;
+
+-- upload_reservation_insert_one --
+-- Under the user's upload lock, after upload_facts_one allowed it: reserve a parse slot and
+-- bytes for an upload whose body is about to be read (dropping the user's expired ones).
+WITH expired AS (
+    DELETE FROM upload_reservations WHERE user_id = %(user_id)s AND expires_at <= now()
+)
+INSERT INTO upload_reservations (user_id, bytes, expires_at)
+VALUES (%(user_id)s, %(bytes)s, now() + %(seconds)s * interval '1 second')
+RETURNING id;
+
+-- upload_reservation_delete_one --
+-- Drop a reservation (its upload was staged, refused or abandoned); no row if it is gone already.
+DELETE FROM upload_reservations WHERE id = %(reservation_id)s RETURNING id;
 
 -- parse_job_insert_one --
--- Stage a parse job with all its items in one statement.
+-- Stage a parse job with all its items in one statement. The bytes were written as large
+-- objects (in chunks, by uploads.py) and are copied into file_bytes here, server-side;
+-- large_objects_unlink_many drops the objects in the same transaction.
 WITH job AS (
     INSERT INTO parse_jobs (user_id, session_id, message_id)
     VALUES (%(user_id)s, %(session_id)s, %(message_id)s)
@@ -30,11 +53,24 @@ WITH job AS (
 ), items AS (
     INSERT INTO parse_items (job_id, user_id, ordinal, filename, kind, doi, size_bytes, sha256, file_bytes)
     SELECT job.id, job.user_id, f.ordinal, f.filename, f.kind::document_kind, f.doi,
-           octet_length(f.data), f.sha256, f.data
+           f.size, f.sha256, lo_get(f.oid)
     FROM job, unnest(%(filenames)s::text[], %(kinds)s::text[], %(dois)s::text[], %(sha256s)s::text[],
-                     %(datas)s::bytea[]) WITH ORDINALITY AS f(filename, kind, doi, sha256, data, ordinal)
+                     %(oids)s::oid[], %(sizes)s::bigint[])
+              WITH ORDINALITY AS f(filename, kind, doi, sha256, oid, size, ordinal)
 )
 SELECT id FROM job;
+
+-- large_object_create_one --
+-- A new large object holding an upload's first chunk; its oid.
+SELECT lo_from_bytea(0, %(data)s);
+
+-- large_object_put_one --
+-- Write the next chunk of an upload at its offset.
+SELECT lo_put(%(oid)s, %(offset)s, %(data)s);
+
+-- large_objects_unlink_many --
+-- Drop the large objects an upload was staged through (their bytes are in parse_items now).
+SELECT lo_unlink(o) FROM unnest(%(oids)s::oid[]) AS o;
 
 -- parse_job_get_one --
 -- A parse job of the user, with its counts per item status.

@@ -16,11 +16,10 @@ WITH account AS (
 SELECT user_id, credits FROM account;
 
 -- account_by_ref_one --
--- An account by name, else by id (user_id is NULL unless the reference is a number).
+-- An account by id when the reference is a number (user_id set), else by name: never
+-- both, so a name cannot shadow an id (all-digit names are refused at creation).
 SELECT user_id FROM accounts
-WHERE name = %(ref)s OR user_id = %(user_id)s
-ORDER BY (name = %(ref)s) DESC
-LIMIT 1;
+WHERE CASE WHEN %(user_id)s::bigint IS NOT NULL THEN user_id = %(user_id)s::bigint ELSE name = %(ref)s END;
 
 -- account_view_one --
 -- One account with its job counts by status.
@@ -31,15 +30,36 @@ SELECT a.user_id, a.name, a.email, a.credits, a.created_at,
 FROM accounts a WHERE a.user_id = %(user_id)s;
 
 -- token_insert_one --
--- Store a new token's hash.
-INSERT INTO api_tokens (token_hash, user_id, operator, label)
-VALUES (%(token_hash)s, %(user_id)s, %(operator)s, %(label)s)
-RETURNING created_at;
+-- Store a new token's hash with its expiry; its id.
+INSERT INTO api_tokens (token_hash, user_id, operator, label, expires_at)
+VALUES (%(token_hash)s, %(user_id)s, %(operator)s, %(label)s, now() + %(ttl_seconds)s * interval '1 second')
+RETURNING id, expires_at;
 
 -- token_holder_one --
--- Who a token acts for: (user_id, operator); no row for an unknown or revoked token.
-SELECT user_id, operator FROM api_tokens
-WHERE token_hash = %(token_hash)s AND revoked_at IS NULL;
+-- Who a token acts for: (user_id, operator); no row for an unknown, revoked or expired
+-- token. Notes the use, at most once a minute per token (the write is skipped otherwise).
+WITH holder AS (
+    SELECT id, user_id, operator, last_used_at FROM api_tokens
+    WHERE token_hash = %(token_hash)s AND revoked_at IS NULL AND expires_at > now()
+), used AS (
+    UPDATE api_tokens t SET last_used_at = now()
+    FROM holder h
+    WHERE t.id = h.id AND (h.last_used_at IS NULL OR h.last_used_at < now() - interval '1 minute')
+)
+SELECT user_id, operator FROM holder;
+
+-- tokens_of_holder_many --
+-- The tokens of a user (or the operator tokens without a user), newest first.
+SELECT id, user_id, operator, label, created_at, expires_at, last_used_at, revoked_at FROM api_tokens
+WHERE CASE WHEN %(user_id)s::bigint IS NULL THEN user_id IS NULL ELSE user_id = %(user_id)s::bigint END
+ORDER BY id DESC;
+
+-- token_revoke_one --
+-- Revoke a token by id (a second revocation keeps the first time), only the given user's
+-- when user_id is set; no row for an unknown id.
+UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+WHERE id = %(token_id)s AND (%(user_id)s::bigint IS NULL OR user_id = %(user_id)s::bigint)
+RETURNING id, user_id, revoked_at;
 
 -- request_hit_one --
 -- Count one request of a user in a sliding window, unless the window is full.

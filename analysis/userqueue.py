@@ -22,11 +22,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import psycopg2.errors
-from pydantic import BaseModel, Field
 
 from broker import locks
 
-from . import credits, db, messages
+from . import credits, db, inputs, messages
 from .errors import (
     BudgetExhausted,
     DocumentNotReady,
@@ -66,17 +65,6 @@ class Deferred:
 
 
 DEFERRED = Deferred()
-
-
-class AdmissionRequest(BaseModel):
-    """An admission as it arrives over HTTP or the CLI (validated once, here)."""
-
-    user_id: int
-    thesis_id: int
-    source_ids: list[int] = Field(default_factory=list)
-    delta_of_job_id: int | None = None
-    idempotency_key: str | None = Field(None, max_length=200)
-    options: dict = Field(default_factory=dict)
 
 
 # -- the lock ---------------------------------------------------------------------------
@@ -133,13 +121,16 @@ def admit(
     """
     broker = messages.broker_or_global(broker)
     settings = settings or QueueSettings.from_env()
-    options = options or {}
+    request = inputs.validated(inputs.AdmissionInput, user_id=user_id, thesis_id=thesis_id,
+                               source_ids=list(source_ids), delta_of_job_id=delta_of_job_id,
+                               idempotency_key=idempotency_key, options=options or {})
+    user_id, thesis_id, delta_of_job_id = request.user_id, request.thesis_id, request.delta_of_job_id
+    source_ids, idempotency_key, options = request.source_ids, request.idempotency_key, request.options
     encoded = json.dumps(options, separators=(",", ":"))
     if len(encoded.encode()) > settings.max_options_bytes:
         raise PayloadTooLarge(size=len(encoded.encode()), limit=settings.max_options_bytes)
     if not source_ids:
         raise NoSources()
-    source_ids = list(source_ids)
     try:
         return _admit(broker, connection, settings, user_id, thesis_id, source_ids, delta_of_job_id,
                       idempotency_key, encoded)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from broker.settings import ENVIRONMENT as BROKER_ENV
 
 DB_NAME = "citeq"
+USER_HELP = "a user id (ASCII digits) or a user name (names are never all digits)"
 
 _ENV_HELP = {
     "DATABASE_URL": "PostgreSQL URL; unset: the embedded server under .citeq/ (CITEQ_HOME)",
@@ -58,12 +59,35 @@ def boot():
 
 
 def _user_id(broker, ref: str) -> int:
-    from analysis import accounts
+    """A USER argument: all ASCII digits is an id, anything else a name (never both)."""
+    from analysis import accounts, inputs
 
     user_id = accounts.resolve(broker, ref)
     if user_id is None:
-        raise CliError("unknown_user", f"no account {ref!r} (by id or name)", user=ref)
+        what = "id" if inputs.is_id(ref) else "name"
+        raise CliError("unknown_user", f"no account with {what} {inputs.json_safe(ref)!r}", user=inputs.json_safe(ref))
     return user_id
+
+
+def _id(text: str) -> int:
+    """argparse type of every id argument: ASCII digits, 1 … 2**63-1 (PostgreSQL's bigint)."""
+    from analysis import inputs
+
+    try:
+        return inputs.parse_id(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _count(text: str) -> int:
+    """argparse type of --limit: 1 … 10000."""
+    try:
+        value = int(text) if text.isascii() else -1
+    except ValueError:
+        value = -1
+    if not 1 <= value <= 10_000:
+        raise argparse.ArgumentTypeError("a whole number from 1 to 10000")
+    return value
 
 
 # -- output -------------------------------------------------------------------------------------
@@ -127,13 +151,14 @@ def cmd_db(args) -> int:
 
 def cmd_users(args) -> int:
     from analysis import accounts
+    from analysis.errors import AnalysisError
 
     broker = boot()
     if args.users_command == "create":
         try:
             user_id = accounts.create(broker, args.name, credits=args.credits, email=args.email)
-        except accounts.NameTaken as exc:
-            raise CliError(exc.code, str(exc), name=args.name) from None
+        except AnalysisError as exc:
+            raise CliError(exc.code, str(exc), **exc.context) from None
         account = accounts.view(broker, user_id)
         emit(args, account.model_dump(mode="json"),
              f"created user {account.user_id} ({account.name}) with {account.credits} credits")
@@ -142,13 +167,36 @@ def cmd_users(args) -> int:
         emit(args, account.model_dump(mode="json"), lambda: "\n".join(
             [f"user {account.user_id} ({account.name or '-'}), {account.credits} credits",
              "jobs: " + (", ".join(f"{k} {v}" for k, v in sorted(account.jobs.items())) or "none")]))
+    elif args.users_command == "tokens":
+        if args.user is None and not args.operator:
+            raise CliError("usage", "name a USER, or pass --operator for the operator tokens without a user")
+        found = accounts.tokens(broker, _user_id(broker, args.user) if args.user is not None else None)
+        emit(args, [t.model_dump(mode="json") for t in found], lambda: table(
+            [[t.id, "operator" if t.operator else "user", t.label, _when(t.created_at), _when(t.expires_at),
+              _when(t.last_used_at), _when(t.revoked_at)] for t in found],
+            ["id", "kind", "label", "created", "expires", "last used", "revoked"]) if found else "no tokens")
+    elif args.users_command == "revoke":
+        try:
+            info = accounts.revoke(broker, args.token_id)
+        except AnalysisError as exc:
+            raise CliError(exc.code, str(exc), **exc.context) from None
+        emit(args, info.model_dump(mode="json"), f"token {info.id} revoked at {_when(info.revoked_at)}")
     else:
         if args.user is None and not args.operator:
             raise CliError("usage", "name a USER, or pass --operator for an operator token")
         user_id = _user_id(broker, args.user) if args.user is not None else None
-        token = accounts.mint_token(broker, user_id, operator=args.operator, label=args.label)
-        emit(args, {"user_id": user_id, "operator": args.operator, "token": token}, token)
+        try:
+            token, info = accounts.mint(broker, user_id, operator=args.operator, label=args.label,
+                                        ttl_days=args.ttl_days)
+        except AnalysisError as exc:
+            raise CliError(exc.code, str(exc), **exc.context) from None
+        emit(args, {"user_id": user_id, "operator": args.operator, "token": token, "token_id": info.id,
+                    "expires_at": info.expires_at.isoformat()}, token)
     return 0
+
+
+def _when(at) -> str:
+    return "" if at is None else at.strftime("%Y-%m-%d %H:%M")
 
 
 def cmd_upload(args) -> int:
@@ -177,6 +225,8 @@ def cmd_analyze(args) -> int:
 
     broker = boot()
     user_id = _user_id(broker, args.user)
+    if any("=" not in opt for opt in args.option):
+        raise CliError("usage", "each --option is KEY=VALUE")
     options = dict(opt.split("=", 1) for opt in args.option)
     try:
         admission = userqueue.admit(user_id, args.thesis, args.source, delta_of_job_id=args.delta_of,
@@ -314,9 +364,11 @@ def cmd_web(args) -> int:
 
     from web.settings import WebSettings
 
+    from web import limits
+
     settings = WebSettings.from_env(host=args.host, port=args.port)
     uvicorn.run("web.app:create_app", factory=True, host=settings.host, port=settings.port,
-                proxy_headers=True, log_level=args.log_level)
+                proxy_headers=True, log_level=args.log_level, **limits.uvicorn_options(settings))
     return 0
 
 
@@ -333,6 +385,7 @@ def _env_epilog(*mappings: dict[str, str]) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     from analysis.judges import ENVIRONMENT as JUDGE_ENV
+    from analysis.accounts import ENVIRONMENT as TOKEN_ENV
     from analysis.settings import ENVIRONMENT as QUEUE_ENV
     from analysis.settings import PIPELINE_ENVIRONMENT as PIPELINE_ENV
     from web.settings import ENVIRONMENT as WEB_ENV
@@ -342,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     db_env = _env_epilog({"database_url": "DATABASE_URL"}, DEVDB_ENV)
     queue_env = _env_epilog({"database_url": "DATABASE_URL"}, QUEUE_ENV)
-    all_env = _env_epilog(BROKER_ENV, QUEUE_ENV, PIPELINE_ENV, JUDGE_ENV, WEB_ENV)
+    all_env = _env_epilog(BROKER_ENV, QUEUE_ENV, PIPELINE_ENV, JUDGE_ENV, WEB_ENV, TOKEN_ENV)
     parser = argparse.ArgumentParser(prog="citeq", description=__doc__, formatter_class=fmt, epilog=all_env)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -356,61 +409,69 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("db", cmd_db, "the embedded PostgreSQL used when DATABASE_URL is unset")
     p.add_argument("db_command", choices=["start", "stop", "url"])
 
-    p = add("users", cmd_users, "create users, show them, mint their API tokens", queue_env)
+    p = add("users", cmd_users, "create users, show them, mint, list and revoke their API tokens",
+            _env_epilog({"database_url": "DATABASE_URL"}, QUEUE_ENV, TOKEN_ENV))
     users = p.add_subparsers(dest="users_command", required=True, metavar="ACTION")
     u = users.add_parser("create", help="create a user with credits")
-    u.add_argument("name", metavar="USER")
+    u.add_argument("name", metavar="USER", help="a name that is not all digits (USER arguments of ASCII "
+                   "digits are ids)")
     u.add_argument("--credits", type=int, default=10)
     u.add_argument("--email")
     u = users.add_parser("show", help="a user's credits and jobs")
-    u.add_argument("user", metavar="USER", help="user id or name")
-    u = users.add_parser("token", help="mint a bearer token (printed once)")
-    u.add_argument("user", metavar="USER", nargs="?", help="user id or name")
+    u.add_argument("user", metavar="USER", help=USER_HELP)
+    u = users.add_parser("token", help="mint a bearer token (printed once; expires after CITEQ_TOKEN_TTL_DAYS)")
+    u.add_argument("user", metavar="USER", nargs="?", help=USER_HELP)
     u.add_argument("--operator", action="store_true", help="the token also reaches the operator routes")
     u.add_argument("--label")
+    u.add_argument("--ttl-days", type=float, help="days until it expires (default CITEQ_TOKEN_TTL_DAYS or 90)")
+    u = users.add_parser("tokens", help="list a user's tokens: id, created, expires, last used, revoked")
+    u.add_argument("user", metavar="USER", nargs="?", help=USER_HELP)
+    u.add_argument("--operator", action="store_true", help="list the operator tokens without a user")
+    u = users.add_parser("revoke", help="revoke a token by id (refused from the next request on)")
+    u.add_argument("token_id", type=_id, metavar="TOKEN_ID", help="the id `citeq users tokens` shows")
     for u in users.choices.values():
         u.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     p = add("upload", cmd_upload, "upload thesis or source files for parsing", queue_env)
-    p.add_argument("user", metavar="USER")
+    p.add_argument("user", metavar="USER", help=USER_HELP)
     p.add_argument("files", metavar="FILE", nargs="+",
                    help="PDF, Word (.docx), Markdown (.md, .markdown) or plain text (.txt) files")
     p.add_argument("--kind", choices=["thesis", "source"], default=None,
                    help="what the files are (default: a file named thesis* is a thesis, others sources)")
-    p.add_argument("--session", type=int, help="add to this upload session (default: a new one)")
+    p.add_argument("--session", type=_id, help="add to this upload session (default: a new one)")
     p.add_argument("--wait", action="store_true", help="return when parsing is finished")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds --wait waits at most")
 
     p = add("analyze", cmd_analyze, "admit an analysis of a thesis against its sources", queue_env)
-    p.add_argument("user", metavar="USER")
-    p.add_argument("--thesis", type=int, required=True, metavar="DOC")
-    p.add_argument("--source", type=int, action="append", required=True, metavar="DOC")
-    p.add_argument("--delta-of", type=int, metavar="JOB", help="re-check of an earlier job (bypasses the queue)")
+    p.add_argument("user", metavar="USER", help=USER_HELP)
+    p.add_argument("--thesis", type=_id, required=True, metavar="DOC")
+    p.add_argument("--source", type=_id, action="append", required=True, metavar="DOC")
+    p.add_argument("--delta-of", type=_id, metavar="JOB", help="re-check of an earlier job (bypasses the queue)")
     p.add_argument("--idempotency-key", metavar="K")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
 
     p = add("jobs", cmd_jobs, "a user's jobs, newest first, with queue positions")
-    p.add_argument("user", metavar="USER")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("user", metavar="USER", help=USER_HELP)
+    p.add_argument("--limit", type=_count, default=50)
     p = add("job", cmd_job, "one job with its verdicts")
-    p.add_argument("job", type=int, metavar="JOB")
+    p.add_argument("job", type=_id, metavar="JOB")
     p = add("report", cmd_report, "one job's report: every citation with claim, verdict, evidence and pages")
-    p.add_argument("job", type=int, metavar="JOB")
+    p.add_argument("job", type=_id, metavar="JOB")
     p.add_argument("--format", choices=["html", "csv", "json"], default="html",
                    help="html: printable A4 document (default); csv: UTF-8 with BOM, one row per citation")
     p.add_argument("--output", metavar="FILE", help="write to FILE (default: stdout)")
     p = add("cancel", cmd_cancel, "cancel a queued or pending job (its credit is refunded)")
-    p.add_argument("job", type=int, metavar="JOB")
+    p.add_argument("job", type=_id, metavar="JOB")
 
     add("queues", cmd_queues, "depth, running, dead and oldest age per broker queue")
     add("workers", cmd_workers, "live worker processes, the queues they serve, their last heartbeat")
     p = add("dead", cmd_dead, "dead letters: list, retry or purge them")
     p.add_argument("dead_command", choices=["list", "retry", "purge"])
-    p.add_argument("ids", type=int, nargs="*", metavar="ID")
-    p.add_argument("--id", type=int, action="append", default=[], metavar="ID", help="a dead letter (repeatable)")
+    p.add_argument("ids", type=_id, nargs="*", metavar="ID")
+    p.add_argument("--id", type=_id, action="append", default=[], metavar="ID", help="a dead letter (repeatable)")
     p.add_argument("--all", action="store_true", help="retry or purge all dead letters")
     p.add_argument("--queue", help="only this queue's dead letters")
-    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--limit", type=_count, default=100)
 
     p = add("demo", cmd_demo, "the whole thing in one go: five analyses of the sample theses, live", all_env)
     p.add_argument("--threads", type=int, default=4, help="worker threads of the demo's worker process")

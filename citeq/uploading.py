@@ -15,7 +15,9 @@ class UploadFailed(RuntimeError):
 
 def guess_kind(path: Path) -> str:
     """A file named ``thesis*`` is a thesis; anything else a source."""
-    return "thesis" if path.name.lower().startswith("thesis") else "source"
+    from analysis import uploads
+
+    return uploads.guess_kind(path.name)
 
 
 def upload_files(broker, user_id: int, files, *, kind: str | None = None, session: int | None = None,
@@ -28,7 +30,7 @@ def upload_files(broker, user_id: int, files, *, kind: str | None = None, sessio
 
     paths = [Path(f) for f in files]
     staged = uploads.stage_upload(user_id, [
-        uploads.UploadFile(filename=p.name, data=p.read_bytes(),
+        uploads.UploadFile(filename=p.name, path=p,
                            kind=(kinds or {}).get(p.name) or kind or guess_kind(p)) for p in paths
     ], session_id=session, broker=broker)
     result = {"parse_job_id": staged.parse_job_id, "session_id": staged.session_id, "status": "queued",

@@ -17,14 +17,15 @@ import logging
 import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Annotated
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Path as PathParam, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from analysis import accounts, ratelimits, userqueue, views
+from analysis import accounts, inputs, ratelimits, userqueue, views
 from analysis.errors import AnalysisError
 
 from . import metrics
@@ -42,7 +43,9 @@ STATUS = {
     "unknown_job": 404,
     "unknown_session": 404,
     "unknown_parse_job": 404,
+    "unknown_token": 404,
     "insufficient_credits": 402,
+    "invalid_request": 422,
     "invalid_doi": 422,
     "no_sources": 422,
     "empty_upload": 422,
@@ -78,28 +81,58 @@ def _from_domain(exc: AnalysisError) -> ApiError:
         now = datetime.now(timezone.utc)
         midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
         headers["Retry-After"] = str(int((midnight - now).total_seconds()) + 1)
-    context = {k: v for k, v in exc.context.items() if isinstance(v, (str, int, float, bool, type(None)))}
+    context = {k: inputs.json_safe(v) for k, v in exc.context.items()
+               if isinstance(v, (str, int, float, bool, type(None))) or k == "errors"}
     return ApiError(STATUS.get(exc.code, 400), exc.code, str(exc), headers=headers, context=context)
+
+
+class ErrorDetail(BaseModel):
+    """A typed error: a stable machine-readable ``code``, a message, and the values involved."""
+
+    model_config = {"extra": "allow"}
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+#: Error answers every route may give, in the OpenAPI document (the fuzzing test holds the
+#: app to it): same body shape for all.
+ERROR_RESPONSES = {status: {"model": ErrorBody, "description": text} for status, text in {
+    400: "malformed request (JSON, multipart, Content-Length)", 401: "no valid bearer token",
+    402: "not enough credits", 403: "the token may not use this route", 404: "no such resource of yours",
+    405: "method not allowed", 408: "the body did not arrive in time", 409: "a state or cap refuses it",
+    411: "Content-Length required", 413: "too large", 415: "unsupported media type",
+    422: "the input does not match the schema", 429: "request limit; see Retry-After",
+    503: "budget exhausted or over capacity"}.items()}
 
 
 # -- request bodies ------------------------------------------------------------------------------
 
 
+#: An id in a path: a positive bigint (analysis/inputs.py), else 422 before any query runs.
+PathId = Annotated[int, PathParam(ge=1, le=inputs.ID_MAX)]
+#: A queue name in a query string.
+QueueName = Annotated[str | None, Query(max_length=200), AfterValidator(lambda v: v and inputs.check_text(v))]
+
+
 class AnalysisRequest(BaseModel):
     """Admit an analysis of one of your theses against your sources."""
 
-    thesis_id: int
-    source_ids: list[int] = Field(min_length=1, max_length=500)
-    idempotency_key: str | None = Field(None, max_length=200)
-    options: dict = Field(default_factory=dict)
+    thesis_id: inputs.Id
+    source_ids: list[inputs.Id] = Field(min_length=1, max_length=inputs.SOURCES_MAX)
+    idempotency_key: inputs.IdempotencyKey | None = None
+    options: inputs.Options = Field(default_factory=dict)
 
 
 class DeltaRequest(BaseModel):
     """Re-check an earlier analysis (bypasses your queue); sources default to the original's."""
 
-    source_ids: list[int] | None = Field(None, min_length=1, max_length=500)
-    idempotency_key: str | None = Field(None, max_length=200)
-    options: dict = Field(default_factory=dict)
+    source_ids: list[inputs.Id] | None = Field(None, min_length=1, max_length=inputs.SOURCES_MAX)
+    idempotency_key: inputs.IdempotencyKey | None = None
+    options: inputs.Options = Field(default_factory=dict)
 
 
 def _body_schema(model: type[BaseModel]) -> dict:
@@ -109,7 +142,8 @@ def _body_schema(model: type[BaseModel]) -> dict:
 async def json_body(request: Request, model: type[BaseModel], limit: int, *, optional: bool = False) -> BaseModel:
     """The request's JSON body validated as ``model``; typed 4xx for everything else."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    declared = int(request.headers.get("content-length") or 0)
+    length = request.headers.get("content-length") or "0"
+    declared = int(length) if length.isascii() and length.isdigit() else 0
     if declared > limit:
         raise ApiError(413, "payload_too_large", f"the body is larger than {limit} bytes", limit=limit)
     body = b""
@@ -127,9 +161,9 @@ async def json_body(request: Request, model: type[BaseModel], limit: int, *, opt
         raise ApiError(400, "malformed_json", f"the body is not valid JSON: {exc}") from None
     try:
         return model.model_validate(data)
-    except ValidationError as exc:
+    except ValidationError as exc:  # the input is not echoed: it may not even be encodable
         raise ApiError(422, "invalid_request", "the body does not match the schema",
-                       errors=json.loads(exc.json(include_url=False, include_context=False))) from None
+                       errors=inputs.errors_of(exc)) from None
 
 
 # -- the app ------------------------------------------------------------------------------------
@@ -146,7 +180,9 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
 
         broker = actors.broker
     app = FastAPI(title="citeq", version="0.1.0", summary="Citation verification of academic theses, "
-                  "one analysis at a time per user, on a PostgreSQL job queue.")
+                  "one analysis at a time per user, on a PostgreSQL job queue.",
+                  docs_url=None, redoc_url=None,  # web/apidocs.py serves /docs without a CDN
+                  responses=ERROR_RESPONSES)
     app.state.broker, app.state.settings = broker, settings
 
     @app.exception_handler(ApiError)
@@ -160,21 +196,39 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request, exc: StarletteHTTPException):
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return ApiError(exc.status_code, code, str(exc.detail)).response()
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:  # every method of the path, not only those of the first route matched
+            headers["Allow"] = ", ".join(_allowed_methods(request))
+        return ApiError(exc.status_code, code, str(exc.detail), headers=headers).response()
 
     from fastapi.exceptions import RequestValidationError
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request, exc: RequestValidationError):
-        errors = [{k: e[k] for k in ("loc", "msg", "type") if k in e} for e in exc.errors()]
+        errors = [{"loc": [inputs.json_safe(p) for p in e.get("loc", ())], "msg": inputs.json_safe(e.get("msg")),
+                   "type": e.get("type")} for e in exc.errors()]
         return ApiError(422, "invalid_request", "the request does not match the schema", errors=errors).response()
 
     _routes(app)
-    from . import report_routes, uploads_routes
+    from . import apidocs, limits, report_routes, security, tokens_routes, uploads_routes
 
     uploads_routes.install(app)
     report_routes.install(app)
+    tokens_routes.install(app)
+    apidocs.install(app)
+    limits.install(app, settings)
+    app.add_middleware(security.SecurityHeaders)
     return app
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    from starlette.routing import Match
+
+    methods = set()
+    for route in request.app.router.routes:
+        if getattr(route, "methods", None) and route.matches({**request.scope, "method": "GET"})[0] != Match.NONE:
+            methods |= set(route.methods)
+    return sorted(methods)
 
 
 def holder(request: Request) -> accounts.Holder:
@@ -261,6 +315,8 @@ def _routes(app: FastAPI) -> None:
               responses={200: {"description": "the idempotency key named an earlier admission: that job"}})
     async def admit(request: Request, user_id: int = Depends(user)):
         """Admit an analysis: charged now, pending or queued behind your running one."""
+        # Counted when the request starts, so slow bodies cannot outrun the limit.
+        await run_in_threadpool(limit, request, user_id, "admit")
         body = await json_body(request, AnalysisRequest, request.app.state.settings.max_json_bytes)
         return await run_in_threadpool(_admit, request, user_id, body.thesis_id, body.source_ids, None,
                                        body.idempotency_key, body.options)
@@ -268,8 +324,9 @@ def _routes(app: FastAPI) -> None:
     @app.post("/api/analyses/{job_id}/delta", tags=["analyses"], status_code=201, response_model=views.JobView,
               openapi_extra={"requestBody": {"required": False, "content": {
                   "application/json": {"schema": DeltaRequest.model_json_schema()}}}})
-    async def delta(request: Request, job_id: int, user_id: int = Depends(user)):
+    async def delta(request: Request, job_id: PathId, user_id: int = Depends(user)):
         """Re-check an earlier analysis of yours; it bypasses your queue."""
+        await run_in_threadpool(limit, request, user_id, "admit")
         body = await json_body(request, DeltaRequest, request.app.state.settings.max_json_bytes, optional=True)
         base = await run_in_threadpool(_job_or_404, request.app.state.broker, job_id, user_id)
         return await run_in_threadpool(_admit, request, user_id, base.thesis_id, body.source_ids or base.source_ids,
@@ -281,12 +338,12 @@ def _routes(app: FastAPI) -> None:
         return views.jobs(request.app.state.broker, user_id=user_id, limit=max(1, min(limit, 500)))
 
     @app.get("/api/analyses/{job_id}", tags=["analyses"], response_model=views.JobView)
-    def get_job(request: Request, job_id: int, user_id: int = Depends(user)):
+    def get_job(request: Request, job_id: PathId, user_id: int = Depends(user)):
         """One of your analyses with its verdicts."""
         return _job_or_404(request.app.state.broker, job_id, user_id)
 
     @app.post("/api/analyses/{job_id}/cancel", tags=["analyses"], response_model=views.JobView)
-    def cancel(request: Request, job_id: int, user_id: int = Depends(user)):
+    def cancel(request: Request, job_id: PathId, user_id: int = Depends(user)):
         """Cancel a queued or pending analysis; its credit is refunded."""
         broker = request.app.state.broker
         userqueue.cancel(job_id, user_id=user_id, broker=broker)
@@ -298,7 +355,6 @@ def _routes(app: FastAPI) -> None:
 def _admit(request: Request, user_id: int, thesis_id: int, source_ids: list[int], delta_of: int | None,
            idempotency_key: str | None, options: dict):
     broker = request.app.state.broker
-    limit(request, user_id, "admit")
     admission = userqueue.admit(user_id, thesis_id, source_ids, delta_of_job_id=delta_of,
                                 idempotency_key=idempotency_key, options=options, broker=broker)
     job = views.job(broker, admission.job_id, user_id=user_id)
@@ -320,19 +376,19 @@ def _ops_routes(app: FastAPI) -> None:
         return admin.workers(request.app.state.broker)
 
     @app.get("/api/ops/dead-letters", tags=["ops"], response_model=list[admin.DeadLetter])
-    def dead_letters(request: Request, queue: str | None = None, limit: int = 100, _=Depends(operator)):
+    def dead_letters(request: Request, queue: QueueName = None, limit: int = 100, _=Depends(operator)):
         """Dead letters, newest first."""
         return admin.dead_letters(request.app.state.broker, queue_name=queue, limit=max(1, min(limit, 1000)))
 
     @app.post("/api/ops/dead-letters/{letter_id}/retry", tags=["ops"])
-    def retry(request: Request, letter_id: int, _=Depends(operator)):
+    def retry(request: Request, letter_id: PathId, _=Depends(operator)):
         """Put one dead letter back on its queue."""
         if admin.retry_dead_letters(request.app.state.broker, ids=[letter_id]) == 0:
             raise ApiError(404, "unknown_dead_letter", f"no dead letter {letter_id}", id=letter_id)
         return {"retried": 1}
 
     @app.delete("/api/ops/dead-letters/{letter_id}", tags=["ops"])
-    def purge(request: Request, letter_id: int, _=Depends(operator)):
+    def purge(request: Request, letter_id: PathId, _=Depends(operator)):
         """Delete one dead letter for good."""
         if admin.purge_dead_letters(request.app.state.broker, ids=[letter_id]) == 0:
             raise ApiError(404, "unknown_dead_letter", f"no dead letter {letter_id}", id=letter_id)

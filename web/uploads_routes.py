@@ -1,30 +1,30 @@
 """Upload routes: multipart in, ``202 {jobId}`` out, and the parse job to poll.
 
-Bound before parsing: the declared Content-Length is checked against
-``CITEQ_MAX_UPLOAD_BYTES`` (the server reads no more than it declares), so an oversized
-upload is refused with 413 before a byte is spooled.
+Refused before the body is read, from the headers alone: a missing or oversized
+Content-Length (``CITEQ_MAX_UPLOAD_BYTES``), the request limit, a user whose parse slots
+are all taken, or whose staged bytes plus this body's files (at least its length minus the
+form's framing) would pass the staged-bytes cap; otherwise a slot and those bytes are
+reserved for this upload until it is staged or fails (``uploads.reserve``), so concurrent
+uploads of one user are refused before their bodies too. While the body streams in, each file part
+goes to a temporary file and is refused the moment it passes the per-file cap or the
+upload passes the staged-bytes room (web/multipart.py); then the files are streamed to
+PostgreSQL a chunk at a time (analysis/uploads.py). The process never holds a whole file.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import asyncio
+from pathlib import Path
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from citeq.uploading import guess_kind
+from analysis import inputs, uploads
+from analysis.settings import PipelineSettings
 
-from .app import ApiError, limit, user
-
-
-def _uploads():
-    if importlib.util.find_spec("analysis.uploads") is None:
-        raise ApiError(503, "pipeline_missing", "uploads need the parsing pipeline, which is not installed")
-    from analysis import uploads
-
-    return uploads
-
+from . import multipart
+from .app import ApiError, PathId, limit, user
 
 _UPLOAD_SCHEMA = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["files"],
@@ -32,9 +32,10 @@ _UPLOAD_SCHEMA = {"requestBody": {"required": True, "content": {"multipart/form-
         "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
         "kind": {"type": "string", "enum": ["thesis", "source"],
                  "description": "what every file is; default: a file named thesis* is a thesis, others sources"},
-        "dois": {"type": "array", "items": {"type": "string"},
+        "dois": {"type": "array", "items": {"type": "string", "maxLength": inputs.DOI_MAX},
                  "description": "a DOI per file, in the order of files (empty for none)"},
-        "session_id": {"type": "integer", "description": "add to this upload session (default: a new one)"},
+        "session_id": {"type": "integer", "minimum": 1, "maximum": inputs.ID_MAX,
+                       "description": "add to this upload session (default: a new one)"},
     }}}}}}
 
 
@@ -42,48 +43,94 @@ def install(app: FastAPI) -> None:
     @app.post("/api/uploads", tags=["uploads"], status_code=202, openapi_extra=_UPLOAD_SCHEMA)
     async def upload(request: Request, user_id: int = Depends(user)):
         """Stage files for parsing; answers at once with the parse job to poll."""
-        uploads = _uploads()
         settings = request.app.state.settings
-        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if ctype != "multipart/form-data":
-            raise ApiError(415, "unsupported_media_type", "send the files as multipart/form-data", got=ctype or None)
-        length = request.headers.get("content-length")
-        if length is None:
-            raise ApiError(411, "length_required", "send a Content-Length")
-        if int(length) > settings.max_upload_bytes:
+        caps = PipelineSettings.from_env()
+        ctype = request.headers.get("content-type", "")
+        if ctype.split(";")[0].strip().lower() != "multipart/form-data":
+            raise ApiError(415, "unsupported_media_type", "send the files as multipart/form-data",
+                           got=ctype.split(";")[0].strip() or None)
+        length = _content_length(request)
+        if length > settings.max_upload_bytes:
             raise ApiError(413, "payload_too_large", f"the upload is larger than {settings.max_upload_bytes} bytes",
                            limit=settings.max_upload_bytes)
         await run_in_threadpool(limit, request, user_id, "upload")
+        broker = request.app.state.broker
+        # The caps the headers can decide, before a byte of the body is read: a parse slot
+        # and the bytes the files take at least are reserved for this upload meanwhile.
+        least_files = max(0, length - multipart.FORM_OVERHEAD_BYTES)
+        reservation = await run_in_threadpool(uploads.reserve, user_id, least_files, broker=broker, settings=caps,
+                                              seconds=settings.body_timeout + RESERVATION_GRACE_SECONDS)
+        room = caps.max_staged_bytes - reservation.staged
+
+        def over_room(total: int) -> None:
+            if total > room:
+                raise uploads.StagedBytesLimit(staged=reservation.staged, upload=total, limit=caps.max_staged_bytes)
+
+        limits = multipart.Limits(max_files=caps.max_files_per_upload, on_total=over_room,
+                                  on_file_bytes=lambda name, size: uploads.check_file_size(name, size, caps))
         try:
-            form = await request.form(max_files=200, max_fields=400)
-        except Exception as exc:  # noqa: BLE001 - the multipart parser's errors are the client's
-            raise ApiError(400, "malformed_multipart", f"the multipart body could not be read: {exc}") from None
-        files = [f for f in form.getlist("files") if hasattr(f, "read")]
-        kind = form.get("kind") or None
-        if kind not in (None, "thesis", "source"):
-            raise ApiError(422, "invalid_request", "kind is thesis or source", got=str(kind))
-        dois = [str(d) or None for d in form.getlist("dois")]
-        session = form.get("session_id")
-        if session is not None and not str(session).isdigit():
-            raise ApiError(422, "invalid_request", "session_id is a number", got=str(session))
-        staged = [uploads.UploadFile(filename=f.filename or "upload", data=await f.read(),
-                                     kind=kind or guess_kind_name(f.filename or ""),
-                                     doi=dois[i] if i < len(dois) else None)
-                  for i, f in enumerate(files)]
-        result = await run_in_threadpool(uploads.stage_upload, user_id, staged,
-                                         session_id=int(session) if session else None,
-                                         broker=request.app.state.broker)
+            with multipart.temporary_directory() as spool:
+                try:
+                    form = await multipart.read_form(ctype, request.stream(), Path(spool), limits)
+                except multipart.FormError as exc:
+                    raise ApiError(exc.status, exc.code, str(exc)) from None
+                files = _files(form)
+                async with _writers(request.app):
+                    result = await run_in_threadpool(uploads.stage_upload, user_id, files, session_id=_session(form),
+                                                     broker=broker, settings=caps, reservation_id=reservation.id)
+        except BaseException:
+            await run_in_threadpool(uploads.release, reservation.id, broker=broker)
+            raise
         return JSONResponse({"jobId": result.parse_job_id, **result.model_dump(mode="json")}, status_code=202,
                             headers={"Location": f"/api/uploads/{result.parse_job_id}"})
 
     @app.get("/api/uploads/{parse_job_id}", tags=["uploads"])
-    def upload_status(request: Request, parse_job_id: int, user_id: int = Depends(user)):
+    def upload_status(request: Request, parse_job_id: PathId, user_id: int = Depends(user)):
         """A parse job of yours and each file's outcome (document id or error)."""
-        view = _uploads().parse_status(user_id, parse_job_id, broker=request.app.state.broker)
+        view = uploads.parse_status(user_id, parse_job_id, broker=request.app.state.broker)
         return view.model_dump(mode="json")
 
 
-def guess_kind_name(filename: str) -> str:
-    from pathlib import Path
+#: A reservation outlives the body timeout by this much (staging the files takes a moment).
+RESERVATION_GRACE_SECONDS = 60.0
 
-    return guess_kind(Path(filename))
+
+def _writers(app: FastAPI) -> asyncio.Semaphore:
+    """Uploads of this process writing to PostgreSQL at once: at most half the connection pool,
+    so that other requests always find a connection while large files are written."""
+    sem = getattr(app.state, "upload_writers", None)
+    if sem is None:
+        pool = getattr(getattr(app.state.broker, "settings", None), "pool_size", 8)
+        sem = app.state.upload_writers = asyncio.Semaphore(max(1, pool // 2))
+    return sem
+
+
+def _content_length(request: Request) -> int:
+    length = request.headers.get("content-length")
+    if length is None:
+        raise ApiError(411, "length_required", "send a Content-Length")
+    try:
+        return int(length) if length.isascii() else int("x")
+    except ValueError:
+        raise ApiError(400, "bad_content_length", "the Content-Length is not a number") from None
+
+
+def _files(form: multipart.Form) -> list[uploads.UploadFile]:
+    kind = (form.fields.get("kind") or [None])[0] or None
+    if kind not in (None, "thesis", "source"):
+        raise ApiError(422, "invalid_request", "kind is thesis or source")
+    dois = [d or None for d in form.fields.get("dois", [])]
+    return [uploads.UploadFile(filename=f.filename or "upload", path=f.path, sha256=f.sha256,
+                               kind=kind or uploads.guess_kind(f.filename or ""),
+                               doi=dois[i] if i < len(dois) else None)
+            for i, f in enumerate(form.files)]
+
+
+def _session(form: multipart.Form) -> int | None:
+    session = (form.fields.get("session_id") or [None])[0]
+    if session is None or session == "":
+        return None
+    try:
+        return inputs.parse_id(session)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", f"session_id: {exc}") from None
