@@ -4,6 +4,7 @@ as synchronisation (a socket is polled with select until the server acts or a de
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import socket
@@ -105,9 +106,18 @@ def response_of(s: socket.socket, deadline: float) -> bytes:
             if not chunk:
                 break
             got += chunk
-            if b"\r\n\r\n" in got and b"connection: close" in got.lower():
+            if _complete(got):
                 break
     return got
+
+
+def _complete(got: bytes) -> bool:
+    """A whole response: headers, and as many body bytes as its Content-Length says."""
+    head, sep, body = got.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    match = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+    return match is not None and len(body) >= int(match.group(1))
 
 
 def test_slow_headers_are_cut_off_and_others_are_served_meanwhile(db, tmp_path):
