@@ -52,7 +52,7 @@ _PARTICLE = r"(?:(?:van|von|de|der|den|da|di|du|le|la|zu|ten|ter)\s+)"
 _WORD = r"[A-ZÄÖÜ](?:[\w-]|['’](?!s\b))+"  # "O'Brien", not "Castillo's"
 _NAME = _PARTICLE + rf"*{_WORD}"
 _LONG_NAME = _NAME + rf"(?:\s+(?:{_WORD}|of|for|and|für|und)){{0,4}}?"  # "World Health Organization"
-_NO_DATE = r"n\.\s?d\.|o\.\s?J\.|o\.\s?D\."
+_NO_DATE = r"n\.\s?d\.|o\.\s?J\.|o\.\s?D\.|ohne\s+Jahr"
 _IN_PRESS = r"in\s+press|im\s+Druck"
 _YEAR = rf"(?:(?:19|20)\d{{2}}[a-z]?|{_NO_DATE}|{_IN_PRESS})"
 _ET_AL = r"(?:\s+(?:et\s+al\.?|u\.\s?a\.))"
@@ -101,6 +101,7 @@ _HEADING = re.compile(
     rf"(?im)^[ \t]*(?:#{{1,6}}[ \t]*)?(?:(?:\d+|[IVX]+)(?:\.\d+)*\.?[ \t]+)?{_HEADING_WORDS}[ \t]*:?[ \t#]*$")
 _NUMERIC_ENTRY = re.compile(r"(?m)^[ \t]*\[(\d{1,4})\][ \t]*")
 _DOTTED_ENTRY = re.compile(r"(?m)^[ \t]*(\d{1,4})\.[ \t]+(?=\S)")
+_PAREN_NUMBER_ENTRY = re.compile(r"(?m)^[ \t]*(\d{1,4})\)[ \t]+(?=\S)")
 _AUTHOR_YEAR_START = re.compile(
     rf"^\s*{_NAME}(?:\s[A-ZÄÖÜ][\w'’-]+)?,\s+(?:[A-ZÄÖÜ]\.|[A-ZÄÖÜ][a-zäöüß]+)"
 )
@@ -155,6 +156,8 @@ class Reference(BaseModel):
     key: str  #: "[3]" for numeric entries, "smith2020" for author–year ones
     number: int | None = None
     authors: list[str] = Field(default_factory=list)  #: surnames, in order
+    #: other names of a corporate first author: "WHO" for "World Health Organization"
+    aliases: list[str] = Field(default_factory=list)
     year: str | None = None  #: with its letter suffix, "2019a"; "n.d." when undated
     title: str | None = None
     doi: str | None = None
@@ -248,9 +251,10 @@ def parse_references(section: str) -> list[Reference]:
     """Parse a reference list, numeric (``[n] ...`` or ``n. ...``) or author–year."""
     if _NUMERIC_ENTRY.search(section):
         return _numeric_references(section, _NUMERIC_ENTRY)
-    dotted = [int(n) for n in _DOTTED_ENTRY.findall(section)]
-    if len(dotted) >= 2 and dotted[:2] == [1, 2]:
-        return _numeric_references(section, _DOTTED_ENTRY)
+    for pattern in (_DOTTED_ENTRY, _PAREN_NUMBER_ENTRY):  # "1. Smith J, …" or "1) Smith J, …"
+        numbers = [int(n) for n in pattern.findall(section)]
+        if len(numbers) >= 2 and numbers[:2] == [1, 2]:
+            return _numeric_references(section, pattern)
     return _unique_keys([_reference(entry) for entry in _author_year_entries(section)])
 
 
@@ -357,7 +361,8 @@ def _split_inline(paragraphs: list[Paragraph]) -> tuple[list[Paragraph], str]:
 def _entry_lines(text: str) -> str:
     """A paragraph of the list: if it holds one entry, one line, so wrapped lines stay one."""
     lines = text.splitlines()
-    starts = sum(bool(_AUTHOR_YEAR_START.match(l) or _NUMERIC_ENTRY.match(l) or _DOTTED_ENTRY.match(l))
+    starts = sum(bool(_AUTHOR_YEAR_START.match(l) or _NUMERIC_ENTRY.match(l) or _DOTTED_ENTRY.match(l)
+                      or _PAREN_NUMBER_ENTRY.match(l) or _looks_whole(l))
                  for l in lines)
     return " ".join(lines) if starts <= 1 else text
 
@@ -387,53 +392,142 @@ def _unique_keys(refs: list[Reference]) -> list[Reference]:
 
 def _author_year_entries(section: str) -> list[str]:
     """Group wrapped lines into entries: a new entry starts with "Surname, X." once the
-    entry before has its year; a line holding a whole entry (one paragraph) is one."""
+    entry before is complete (it carries its publication year); a line holding a whole
+    entry (one paragraph) is one. A line indented deeper than its entry's first line (a
+    hanging indent) continues that entry."""
     entries: list[str] = []
+    indent = 0
     for line in section.splitlines():
         if not line.strip() or _PAGE_NUMBER_LINE.match(line):  # blank lines, page numbers
             continue
-        starts_entry = bool(_AUTHOR_YEAR_START.match(line)) or (
+        depth = len(line) - len(line.lstrip())
+        complete = not entries or _complete(entries[-1])
+        starts_entry = depth <= indent or not entries
+        starts_entry = starts_entry and (bool(_AUTHOR_YEAR_START.match(line)) or (
             bool(_YEAR_IN_TEXT.search(line)) and len(line.split()) >= 6 and bool(re.match(r"\s*[A-ZÄÖÜ]", line))
-            and (not entries or _YEAR_IN_TEXT.search(entries[-1]) is not None) and _looks_whole(line))
-        if starts_entry and (not entries or _YEAR_IN_TEXT.search(entries[-1])):
+            and complete and _looks_whole(line)))
+        if starts_entry and complete:
             entries.append(line.strip())
+            indent = depth
         elif entries:
             entries[-1] += " " + line.strip()
         else:
             entries.append(line.strip())
+            indent = depth
     return [_squash(e) for e in entries]
+
+
+def _complete(entry: str) -> bool:
+    """An entry carries its publication year (a year of a range in a title does not count)."""
+    plain = re.sub(r"(?i)(?:https?://|doi:\s*)\S+", " ", entry)
+    return _publication_year(plain)[0] is not None
 
 
 _PAGE_NUMBER_LINE = re.compile(r"^\s*\d{1,4}\s*$")
 
 
 def _looks_whole(line: str) -> bool:
-    """A corporate-author entry on one line: "World Health Organization (2020). Title. …"."""
-    return bool(re.match(rf"^\s*[A-ZÄÖÜ][^()]{{1,80}}\(?{_YEAR}\)?[.,]", line))
+    """A corporate-author entry on one line: "World Health Organization (WHO). (2020). Title. …"."""
+    if not re.match(r"\s*[A-ZÄÖÜ]", line):
+        return False
+    year, after_names = _publication_year(line)
+    return after_names and year is not None and year.start() < 200
 
 
 def _reference(entry: str) -> Reference:
+    """Author(s), publication year, title and DOI of one entry, in any common style.
+
+    The publication year is the one right after the names (APA, Harvard, author-date:
+    ``Smith, J. (2019).``, ``Smith, John. 2019.``); otherwise the last year of the entry
+    (after the place in German humanities entries, ``Leipzig 2015``; at the end in IEEE,
+    MLA and notes-bibliography entries), never a year of a range (``1918–1933``), a year
+    inside a quoted title, a page or volume number, or an access date.
+    """
     doi = _find_doi(entry)
     plain = _DOI_IN_TEXT.sub(" ", re.sub(r"(?i)(?:https?://|doi:\s*)\S+", " ", entry))
-    year_match = re.search(rf"\(({_YEAR})\)", plain) or _YEAR_IN_TEXT.search(plain)
+    year_match, author_date = _publication_year(plain)
     year = _year(year_match.group(1)) if year_match else None
-    authors = _surnames(_author_segment(plain, year_match))
+    segment = plain[: year_match.start()] if author_date else plain[: _author_end(plain, year_match)]
+    authors = _surnames(segment)
     key = f"{_name_key(authors[0]) if authors else 'anon'}{year or ''}"
-    return Reference(key=key, authors=authors, year=year, title=_title(plain, year_match), doi=doi, raw=entry)
+    return Reference(key=key, authors=authors, aliases=_aliases(segment, authors), year=year,
+                     title=_title(plain, year_match, author_date), doi=doi, raw=entry)
+
+
+_PUB_YEAR = re.compile(rf"(?<![\w./–—-])\(?({_YEAR})(?![\w/]|\s*[–—-]\s*\d)\)?")
+# A page, volume or issue number, or an access date, is no publication year. ("S." and
+# "p." are left out: before a year they are far more often initials than pages.)
+_NOT_PUB_BEFORE = re.compile(
+    r"(?:\b(?:pp|[Vv]ol|Bd|Nr|[Nn]o|Heft|Jg|Jahrg|ISBN|ISSN)\.?\s*"
+    r"|(?i:\b(?:accessed|retrieved|cited|viewed|zugriff|zugegriffen|abgerufen|aufgerufen|zuletzt|stand)\b)"
+    r"[^.;]{0,25})$")
+_ABBREVIATIONS = frozenset("al hg hrsg ed eds jr sr co inc ltd red bearb mitarb übers trans dr prof st".split())
+_NAME_WORDS = frozenset("""and und & et al of for the für de da di du la le van von der den zu ten ter y e on in
+    u a hg hrsg ed eds""".split())
+
+
+def _publication_year(plain: str) -> tuple[re.Match | None, bool]:
+    """(the publication year's match, whether it stands right after the names)."""
+    quoted = [m.span() for m in re.finditer(r"[\"“„][^\"“”„]{3,300}[\"”“]", plain)]
+    candidates = [m for m in _PUB_YEAR.finditer(plain)
+                  if not any(a <= m.start() < b for a, b in quoted)
+                  and not _NOT_PUB_BEFORE.search(plain[max(0, m.start() - 40):m.start()])]
+    if not candidates:
+        return None, False
+    if _only_names_before(plain, candidates[0]):
+        return candidates[0], True
+    return candidates[-1], False
+
+
+def _only_names_before(plain: str, year: re.Match) -> bool:
+    """True if only author names stand before `year` ("Smith, J., & Lee, K. (2019)",
+    "World Health Organization (WHO). 2019."), not a title or a place."""
+    before = plain[: year.start()]
+    paren = year.group(0).startswith("(")
+    core = before.rstrip()
+    separated = paren or core.endswith((".", ",", ")", "]"))
+    core = core.rstrip(".,").strip()
+    if not core or len(core) > 250 or re.search(r"[:\"“„”?!]", core):
+        return False
+    if not separated and ("," in core or len(core.split()) > 6):
+        return False
+    for word in re.finditer(r"([\w'’-]+)\.\s", core + " "):
+        if len(word.group(1)) >= 2 and word.group(1).casefold() not in _ABBREVIATIONS:
+            return False  # "Hartung, Klaus. Die Krise 1923" — a title after the names
+    lower = [w for w in re.findall(r"[\w'’-]+", core) if w[0].islower() and w.casefold() not in _NAME_WORDS]
+    return len(lower) <= 2
+
+
+def _author_end(plain: str, year_match: re.Match | None) -> int:
+    """Where the names of an entry end when the year does not follow them: at a quoted
+    title (IEEE, MLA), a colon (German ``Hartung, Klaus: Titel``), or the first full stop
+    after a name that is no initial (``Smith, John. Title.``)."""
+    ends = [year_match.start()] if year_match else [min(len(plain), 120)]
+    quote = re.search(r"[\"“„]", plain)
+    if quote:
+        ends.append(quote.start())
+    colon = re.search(r":\s", plain)
+    if colon:
+        ends.append(colon.start())
+    for stop in re.finditer(r"([\w'’-]+)\.(?=\s)", plain):
+        word = stop.group(1)
+        if len(word) >= 2 and word.casefold() not in _ABBREVIATIONS and not word.isupper():
+            ends.append(stop.start(1) + len(word))
+            break
+    return min(ends)
 
 
 def _year(text: str) -> str:
     """"2019a" stays; every spelling of "no date" (n.d., o. J.) is "n.d."."""
-    if re.fullmatch(_IN_PRESS, text.strip()):
+    text = text.strip("() ")
+    if re.fullmatch(_IN_PRESS, text):
         return "in press"
-    return "n.d." if re.fullmatch(_NO_DATE, text.strip()) else text.strip()
+    return "n.d." if re.fullmatch(_NO_DATE, text) else text
 
 
-def _author_segment(entry: str, year_match: re.Match | None) -> str:
-    quote = re.search(r"[\"“]", entry)
-    if quote and (year_match is None or quote.start() < year_match.start()):
-        return entry[: quote.start()]  # IEEE: J. Smith and K. Lee, "Title," ...
-    return entry[: year_match.start()] if year_match else entry[:120]
+_GIVEN = re.compile(r"(?:[A-ZÄÖÜ][\w'’-]+|[A-ZÄÖÜ]\.(?:-[A-ZÄÖÜ]\.)?)"
+                    r"(?:\s+(?:[A-ZÄÖÜ][\w'’-]+|[A-ZÄÖÜ]\.(?:-[A-ZÄÖÜ]\.)?|van|von|de|der|den|da|di|du|le|la|zu|ten|ter))*")
+_EDITOR = re.compile(r"\((?:Hg|Hrsg|eds?|Eds?|Red)\.?\)|,?\s*\b(?:Hg|Hrsg|eds?|Eds?)\.(?=\s|$|[,:;])")
 
 
 def _surnames(segment: str) -> list[str]:
@@ -443,9 +537,68 @@ def _surnames(segment: str) -> list[str]:
     if not names:
         names = [m.group(1) for m in _INITIALS_SURNAME.finditer(segment)]
     if not names:
-        first = re.search(_LONG_NAME + r"(?=[\s.,(]|$)", segment.strip(" .,("))
-        names = [first.group(0)] if first else []
+        names = _full_names(segment)
+    if not names:
+        names = _corporate_name(segment)
     return [_strip_particles(n) for n in names]
+
+
+def _full_names(segment: str) -> list[str]:
+    """Given names written out: "Smith, John, and Kim Lee" (MLA, Chicago), "Seidel,
+    Otto/Winter, Paula" or "Hartung, Klaus (Hg.)" (German)."""
+    cleaned = _EDITOR.sub(" ", segment)
+    cleaned = re.sub(r"\s+(?:et\s+al\.?|u\.\s?a\.)", " ", cleaned)
+    parts = [p.strip(" .") for p in re.split(r"\s*[,;/]\s*(?:(?:and|und|&)\s+)?|\s+(?:and|und|&)\s+", cleaned)]
+    parts = [p for p in parts if p]
+    if len(parts) < 2 or not re.fullmatch(_NAME, parts[0]) or not _GIVEN.fullmatch(parts[1]):
+        return []
+    names, i = [parts[0]], 2
+    while i < len(parts):
+        part = parts[i]
+        if re.fullmatch(_NAME, part) and i + 1 < len(parts) and _GIVEN.fullmatch(parts[i + 1]) \
+                and len(parts[i + 1].split()) == 1:
+            names.append(part)  # "Winter, Paula"
+            i += 2
+        elif _GIVEN.fullmatch(part) and len(part.split()) >= 2:
+            names.append(part.split()[-1])  # "Kim Lee"
+            i += 1
+        else:
+            break
+    return names
+
+
+def _corporate_name(segment: str) -> list[str]:
+    """A body as author: "World Health Organization (WHO)", "Deutsches Institut für
+    Wirtschaftsforschung [DIW]", "OECD" — the whole name, without its abbreviation."""
+    text = re.sub(r"\s*[\[(][^\])]{1,20}[\])]", " ", segment).strip(" .,(")
+    whole = re.fullmatch(rf"{_NAME}(?:\s+(?:{_WORD}|of|for|and|on|the|für|und|des|der|die|de|du|la))*", _squash(text))
+    if whole and len(whole.group(0).split()) <= 10:
+        return [whole.group(0)]
+    first = re.search(_LONG_NAME + r"(?=[\s.,(]|$)", segment.strip(" .,("))
+    return [first.group(0)] if first else []
+
+
+def _aliases(segment: str, authors: list[str]) -> list[str]:
+    """Other names of a corporate first author: its abbreviation as written ("(WHO)",
+    "[DIW]") and the one its capitals spell ("Organisation for Economic Co-operation and
+    Development" → "OECD")."""
+    if not authors or len(authors[0].split()) < 2:
+        return []
+    out = [m.group(1) for m in re.finditer(r"[\[(]([A-ZÄÖÜ][\wÄÖÜäöü&-]{1,15})[\])]", segment)
+           if not re.fullmatch(r"(?:Hg|Hrsg|Eds?|Red)", m.group(1))]
+    acronym = _acronym(authors[0])
+    if acronym and acronym not in out:
+        out.append(acronym)
+    return out
+
+
+def _acronym(name: str) -> str | None:
+    """The capitals of a name of several words: "World Health Organization" → "WHO"."""
+    words = name.split()
+    if len(words) < 2:
+        return None
+    letters = "".join(piece[0] for w in words for piece in w.split("-") if piece and piece[0].isupper())
+    return letters if len(letters) >= 2 else None
 
 
 def _vancouver_names(segment: str) -> list[str]:
@@ -456,18 +609,30 @@ def _vancouver_names(segment: str) -> list[str]:
     return [m.group(1) for m in _VANCOUVER_NAME.finditer(head)]
 
 
-def _title(entry: str, year_match: re.Match | None) -> str | None:
-    quoted = re.search(r"[\"“](.{6,300}?)[,.]?[\"”]", entry)
+def _title(entry: str, year_match: re.Match | None, author_date: bool) -> str | None:
+    quoted = re.search(r"[\"“„](.{6,300}?)[,.]?[\"”“]", entry)
     if quoted:
         return quoted.group(1).strip(" ,.")
     if _VANCOUVER.match(entry.split(". ")[0]) and entry.count(". ") >= 1:
         return entry.split(". ")[1].strip(" .") or None
-    if year_match is None:
+    if author_date and year_match is not None:
+        after = entry[year_match.end():].lstrip(" ).,:")
+        # The title runs to the first full stop that is followed by a capital (the venue).
+        end = re.search(r"[.?!](?=\s+[A-ZÄÖÜ]|\s*$)", after)
+        return after[: end.start() if end else len(after)].strip() or None
+    start = _author_end(entry, year_match)
+    if year_match is not None and year_match.start() <= start:
         return None
-    after = entry[year_match.end() :].lstrip(" ).,:")
-    # The title runs to the first full stop that is followed by a capital (the venue).
-    end = re.search(r"[.?!](?=\s+[A-ZÄÖÜ]|\s*$)", after)
-    title = after[: end.start() if end else len(after)].strip()
+    region = entry[start:year_match.start() if year_match else len(entry)].lstrip(" .:,")
+    region = re.split(r"[,.]\s+(?:in|In|in:|In:)\s*:?\s", region)[0]  # a chapter: "Titel, in: Sammelband"
+    end = re.search(r"[.?!](?=\s+[A-ZÄÖÜ])", region)
+    if end:
+        title = region[: end.start()]
+    elif year_match is not None and "," in region:
+        title = region[: region.rfind(",")]  # "Titel, Leipzig 2015", "Titel, Frankfurt: Campus 2009"
+    else:
+        title = region
+    title = title.strip(" .,:")
     return title or None
 
 
