@@ -51,7 +51,7 @@ DOI_PATTERN = re.compile(r"^10\.\d{4,9}/\S+$")
 _PARTICLE = r"(?:(?:van|von|de|der|den|da|di|du|le|la|zu|ten|ter)\s+)"
 _WORD = r"[A-ZÄÖÜ](?:[\w-]|['’](?!s\b))+"  # "O'Brien", not "Castillo's"
 _NAME = _PARTICLE + rf"*{_WORD}"
-_LONG_NAME = _NAME + rf"(?:\s+(?:{_WORD}|of|for|and|für|und)){{0,4}}?"  # "World Health Organization"
+_LONG_NAME = _NAME + rf"(?:\s+(?:{_WORD}|of|for|and|on|für|und)){{0,6}}?"  # "World Health Organization"
 _NO_DATE = r"n\.\s?d\.|o\.\s?J\.|o\.\s?D\.|ohne\s+Jahr"
 _IN_PRESS = r"in\s+press|im\s+Druck"
 _YEAR = rf"(?:(?:19|20)\d{{2}}[a-z]?|{_NO_DATE}|{_IN_PRESS})"
@@ -60,7 +60,7 @@ _LOCATOR = (r"(?:(?:p|pp|S|Kap|ch|chap|para|Abs|Rn|Tab|Fig)\.\s*\d+(?:\s*[–-]\
             r"|:\s*\d+(?:\s*[–-]\s*\d+)?|\d{1,3}(?:\s*[–-]\s*\d{1,3})?(?![\d.]))")
 _PREFIX = r"(?:(?:see\s+also|see|cf\.|e\.\s?g\.,?|i\.\s?e\.,?|vgl\.(?:\s+auch)?|siehe(?:\s+auch)?|z\.\s?B\.)\s+)"
 _AUTHORS = (
-    rf"{_LONG_NAME}{_ET_AL}?"
+    rf"{_LONG_NAME}(?:\s*\[[A-ZÄÖÜ][\w&-]{{1,15}}\])?{_ET_AL}?"  # "World Health Organization [WHO]"
     rf"|{_NAME}(?:,\s*{_NAME})*,?\s+(?:&|and|und)\s+{_NAME}{_ET_AL}?"
     rf"|{_NAME}(?:\s*/\s*{_NAME})+"
 )
@@ -800,7 +800,7 @@ def _expand(items: str) -> list[int]:
 
 
 def _cited_names(authors: str) -> list[str]:
-    authors = re.sub(r"\s+(?:et\s+al\.?|u\.\s?a\.)", "", authors)
+    authors = re.sub(r"\s+(?:et\s+al\.?|u\.\s?a\.)|\s*\[[^\]]*\]", "", authors)
     parts = re.split(r",|/|\s&\s|\sand\s|\sund\s", _squash(authors))
     return [_strip_particles(n.strip()) for n in parts if n.strip()]
 
@@ -900,11 +900,7 @@ def _resolve(marker: _Marker, references: list[Reference]) -> tuple[Reference | 
     if not marker.authors or marker.year is None:
         return None, "ebd./ibid. without a citation before it" if marker.kind == "ibid" else \
             f"no reference entry for '{label}'"
-    first = _name_key(marker.authors[0])
-    candidates = [
-        r for r in references
-        if r.authors and _same_name(first, _name_key(r.authors[0])) and _same_year(marker.year, r.year)
-    ]
+    candidates = [r for r in references if _names_fit(marker.authors[0], r) and _same_year(marker.year, r.year)]
     if not candidates:
         if marker.reference is not None:  # the footnote wrote the whole reference
             return marker.reference, None
@@ -925,6 +921,21 @@ def _marker_label(marker: _Marker) -> str:
     names = marker.authors[0] + (" et al." if marker.et_al or len(marker.authors) > 2 else
                                  f" & {marker.authors[1]}" if len(marker.authors) == 2 else "")
     return f"{names} {marker.year}"
+
+
+def _names_fit(cited: str, ref: Reference) -> bool:
+    """The cited first author is the entry's: the same surname, or a corporate author by
+    its name or abbreviation ("WHO" for "World Health Organization (WHO)")."""
+    if not ref.authors:
+        return False
+    cited_key, listed = _name_key(cited), _name_key(ref.authors[0])
+    if _same_name(cited_key, listed):
+        return True
+    listed_forms = {_name_key(a) for a in ref.aliases}
+    cited_acronym = _acronym(cited)
+    if cited_acronym:
+        return _name_key(cited_acronym) in listed_forms | {listed}
+    return cited_key in listed_forms
 
 
 def _same_name(cited: str, listed: str) -> bool:
@@ -962,7 +973,10 @@ class _PreparedSource:
     def __init__(self, source: SourceInfo) -> None:
         self.id = source.id
         self.head = source.text[:8000]
-        self.names = _name_key(self.head)
+        # Names and years inside citations ("(Okafor, 2021)", "Abel (2020) showed") are
+        # works the source cites, never its own byline.
+        self.own = _squash(_without_citations(self.head))
+        self.names = _name_key(self.own)
         self.dois = {d.rstrip(".,;)]>").lower() for d in _DOI_IN_TEXT.findall(source.text)}
         if source.metadata.get("doi"):
             self.dois.add(source.metadata["doi"].lower())
@@ -982,6 +996,13 @@ def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> SourceMa
             return SourceMatch(source_id=hits[0].id, method="doi")
         if len(hits) > 1:
             return _ambiguous(hits, label)
+    if ref.year and not ref.year[:4].isdigit():  # n.d., in press: the author and the title
+        named = [s for s in sources if _author_on_page(ref, s.names, s.own) or _metadata_names(ref, s)]
+        best, tied = _best_by_title(ref, named, minimum=0.5)
+        if best is not None:
+            return SourceMatch(source_id=best.id, method="title")
+        if len(tied) > 1:
+            return _ambiguous(tied, label)
     by_author = [s for s in sources if _author_year_on_page(ref, s)]
     if len(by_author) == 1:
         return SourceMatch(source_id=by_author[0].id, method="author_year")
@@ -1041,12 +1062,35 @@ def _author_year_on_page(ref: Reference, source: _PreparedSource, within: int | 
         return False
     name = re.escape(_name_key(ref.first_author))
     year = ref.year[:4]
-    names, head = (source.names, source.head) if within is None else (source.names[:within], source.head[:within])
-    on_page = re.search(rf"\b{name}\b", names) and re.search(rf"\b{year}\b", head)
+    names, own = (source.names, source.own) if within is None else (source.names[:within], source.own[:within])
+    on_page = _author_on_page(ref, names, own) and re.search(rf"\b{year}\b", own)
     if within is not None:
         return bool(on_page)
     in_filename = re.search(name, source.filename_key) and year in source.filename_key
     return bool(on_page or in_filename)
+
+
+def _author_on_page(ref: Reference, names: str, own: str) -> bool:
+    """The first author's surname (or a corporate author's name, or its abbreviation
+    written in capitals) on the page, outside citations."""
+    name = r"\s+".join(re.escape(w) for w in _name_key(ref.first_author or "").split())
+    if name and re.search(rf"\b{name}\b", names):
+        return True
+    return any(re.search(rf"\b{re.escape(alias)}\b", own) for alias in ref.aliases)
+
+
+_CITATION_IN_SOURCE = re.compile(
+    rf"\([^()]{{0,200}}?[A-ZÄÖÜ][\w'’-]+[^()]{{0,40}}?,?\s+(?:19|20)\d{{2}}[a-z]?\b[^()]{{0,200}}\)"
+    rf"|{_NAME}{_ET_AL}?(?:\s+(?:and|&|und)\s+{_NAME})?['’]?s?\s+\((?:19|20)\d{{2}}[a-z]?[^()]{{0,20}}\)")
+
+
+def _without_citations(text: str) -> str:
+    return _CITATION_IN_SOURCE.sub(" ", text)
+
+
+def _metadata_names(ref: Reference, source: _PreparedSource) -> bool:
+    return bool(ref.first_author and source.author
+                and re.search(rf"\b{re.escape(_name_key(ref.first_author))}\b", source.author))
 
 
 def _metadata_fits(ref: Reference, source: _PreparedSource) -> bool:
