@@ -275,12 +275,13 @@ def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]
     references = parse_references(section)
     numeric_style = not references or references[0].number is not None
     footnotes = {f.label: f.text for f in document.footnotes}
+    known = {_name_key(r.first_author) for r in references if r.first_author}
     citations: list[Citation] = []
     previous: _Marker | None = None
     for paragraph in body:
         # A footnote mark after the full stop belongs to the sentence before it.
         text = _MARK_AFTER_STOP.sub(r"\2\1", " ".join(paragraph.text.split()))
-        found = _find_markers(text, numeric_style, footnotes)
+        found = _find_markers(text, numeric_style, footnotes, known)
         for (start, end), in_sentence in _by_sentence(text, found):
             sentence = text[start:end]
             claims = _clauses(sentence, start, [m for _, m in in_sentence])
@@ -289,6 +290,7 @@ def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]
                 if marker.kind == "ibid":
                     marker = _ibid(marker, previous)
                 reference, reason = _resolve(marker, references)
+                resolved_marker = marker.model_copy(update={"reference": reference or marker.reference})
                 citations.append(Citation(
                     ordinal=len(citations), claim=claim,
                     sentence=_squash(FOOTNOTE_MARK.sub("", sentence)), marker=marker.text, kind=marker.kind,
@@ -296,7 +298,7 @@ def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]
                     cited_authors=marker.authors, cited_year=marker.year, cited_number=marker.number,
                     reference=reference, unresolved_reason=reason,
                 ))
-                previous = marker
+                previous = resolved_marker
     return citations
 
 
@@ -654,10 +656,12 @@ class _Marker(BaseModel):
     number: int | None = None
     locator: str | None = None
     reference: Reference | None = None  #: a full reference written in a footnote
+    short_title: str | None = None  #: a footnote's short title instead of a year ("" for a. a. O.)
 
 
-def _find_markers(text: str, numeric_style: bool, footnotes: dict[str, str]) -> list[tuple[int, _Marker]]:
-    found = _parenthetical(text) + _narrative(text) + _footnote_marks(text, footnotes, numeric_style)
+def _find_markers(text: str, numeric_style: bool, footnotes: dict[str, str],
+                  known: frozenset[str] | set[str] = frozenset()) -> list[tuple[int, _Marker]]:
+    found = _parenthetical(text) + _narrative(text) + _footnote_marks(text, footnotes, numeric_style, known)
     if numeric_style:
         found += _numeric(text)
     return sorted(found, key=lambda item: item[0])
@@ -717,7 +721,8 @@ def _numeric(text: str) -> list[tuple[int, _Marker]]:
     return found
 
 
-def _footnote_marks(text: str, footnotes: dict[str, str], numeric_style: bool) -> list[tuple[int, _Marker]]:
+def _footnote_marks(text: str, footnotes: dict[str, str], numeric_style: bool,
+                    known: frozenset[str] | set[str] = frozenset()) -> list[tuple[int, _Marker]]:
     """A footnote mark cites what its footnote holds: author–year items, a full reference, ebd.
     A raised number without a footnote, in a thesis with a numbered list, is a numeric
     citation set in superscript (Vancouver)."""
@@ -730,30 +735,79 @@ def _footnote_marks(text: str, footnotes: dict[str, str], numeric_style: bool) -
                           for n in _expand(mark.group(1))]
             continue
         for part in re.finditer(r"[^;]+", note):
-            found += [(mark.start(), m) for m in _footnote_items(part.group(0), mark.span())]
+            found += [(mark.start(), m) for m in _footnote_items(part.group(0), mark.span(), known)]
     return found
 
 
-def _footnote_items(part: str, span: tuple[int, int]) -> list[_Marker]:
+_GIVEN_WORD = r"(?:[A-ZÄÖÜ][a-zäöüß'’-]+|[A-ZÄÖÜ]\.)"
+# Chicago's first note: "Sarah Miller, Tenants and Courts (Oxford: Clarendon, 2012), 45."
+_FIRST_LAST_NOTE = re.compile(
+    rf"^(?:{_GIVEN_WORD}\s+){{1,3}}(?P<surname>{_NAME})"
+    rf"(?:,?\s+(?:and|&|und)\s+(?:{_GIVEN_WORD}\s+){{1,3}}{_NAME})?,\s+\S")
+_NO_TITLE = r"(?:a\.\s?a\.\s?O\.?|op\.\s?cit\.?|loc\.\s?cit\.?)"
+# A short title instead of a year: "Hartung, Mieterschutz, S. 118", "Miller, Tenants and
+# Courts, 50", "Hartung, a. a. O., S. 5", "Hartung: Mieterschutz (wie Anm. 3), S. 118".
+_SHORT_TITLE_NOTE = re.compile(
+    rf"(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*){_ET_AL}?(?:,\s*(?:[A-ZÄÖÜ]\.\s*)+)?[,:]\s+"
+    rf"(?P<title>{_NO_TITLE}|[^,;()]{{2,120}}?)"
+    rf"(?:\s*\((?:wie|see|s\.|vgl\.)\s+(?:Anm|Fn|n|note)\.?[^)]*\))?"
+    rf"(?:,?\s*(?P<locator>{_LOCATOR}))?\s*\.?\s*$")
+_NOTE_LOCATOR = re.compile(
+    r"(?:,\s*(?P<page>(?:S|p|pp)\.\s*\d+(?:\s*[–-]\s*\d+)?(?:\s*ff?\.?)?)"
+    r"|\),?\s*(?P<bare>\d{1,4}(?:\s*[–-]\s*\d{1,4})?))\s*\.?\s*$")
+
+
+def _footnote_items(part: str, span: tuple[int, int], known: frozenset[str] | set[str] = frozenset()) -> list[_Marker]:
+    """The citations one ``;``-separated part of a footnote holds: ebd./ibid.; a full
+    reference ("Hartung, Klaus: Titel, Leipzig 2015, S. 112", "Sarah Miller, Title (Oxford:
+    Clarendon, 2012), 45"); an author–year; or a short title of a work by an author of the
+    list ("Hartung, Mieterschutz, S. 118")."""
     stripped = re.sub(rf"(?i)^\s*{_PREFIX}", "", part.strip()).strip()
+    stripped = re.sub(r"(?<=\d)\s*\.$", "", stripped)  # "Ibid., 47." / "S. 112."
     ibid = _IBID.match(stripped)
     if ibid and re.fullmatch(r"[\s.,]*", stripped[ibid.end():]):
         return [_Marker(text=_squash(ibid["marker"]), kind="ibid", group=span, locator=ibid["locator"])]
+    located = _NOTE_LOCATOR.search(stripped)
+    locator = (located["page"] or located["bare"]) if located else None
+    first_last = _FIRST_LAST_NOTE.match(stripped)
+    if first_last and _name_key(_strip_particles(first_last["surname"])) in known:
+        year, _ = _publication_year(stripped)
+        if year is not None:
+            surname = _strip_particles(first_last["surname"])
+            return [_Marker(text=_squash(f"{surname} {_year(year.group(1))}"), kind="footnote", group=span,
+                            authors=[surname], year=_year(year.group(1)), locator=locator)]
     if _AUTHOR_YEAR_START.match(stripped) and _YEAR_IN_TEXT.search(stripped) and len(stripped.split()) > 5:
         ref = _reference(stripped)  # a full reference: "Müller, A. (2019). Title. Journal."
         if ref.authors and ref.year:
             return [_Marker(text=_squash(f"{ref.authors[0]} {ref.year}"), kind="footnote", group=span,
-                            authors=ref.authors, year=ref.year, reference=ref)]
+                            authors=ref.authors, year=ref.year, reference=ref, locator=locator)]
     item = re.match(
         rf"(?P<marker>(?P<authors>{_AUTHORS}),?\s+\(?(?P<years>{_YEARS})\)?"
         rf"(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
     if item is None:  # a short title between name and year: "Müller, Hitze in Städten, 2019, S. 12"
         item = re.match(rf"(?P<marker>(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*){_ET_AL}?,\s+[^;]{{1,120}}?"
-                        rf"\b(?P<years>{_YEAR})(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
-    if item is None or item["authors"].split()[0] in _NOT_AUTHORS:
+                        rf"\b(?P<years>{_YEAR})(?!\s*[–—-]\s*\d)(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
+    if item is None:
+        return _short_title_item(stripped, span, known)
+    if item["authors"].split()[0] in _NOT_AUTHORS:
         return []
     return [_Marker(text=text, kind="footnote", group=span, authors=_cited_names(item["authors"]), et_al=_et_al(item),
                     year=_year(year), locator=item["locator"]) for year, text in _split_years(item)]
+
+
+def _short_title_item(note: str, span: tuple[int, int], known: frozenset[str] | set[str]) -> list[_Marker]:
+    """"Hartung, Mieterschutz, S. 118": only for an author of the reference list, so a
+    remark that happens to start with a name is no citation."""
+    item = _SHORT_TITLE_NOTE.match(note)
+    if item is None or item["authors"].split()[0] in _NOT_AUTHORS:
+        return []
+    authors = _cited_names(item["authors"])
+    if not authors or _name_key(authors[0]) not in known:
+        return []
+    title = "" if re.fullmatch(_NO_TITLE, item["title"].strip()) else item["title"].strip(" .")
+    text = _squash(note[: item.end("locator")] if item["locator"] else note).rstrip(" .")
+    return [_Marker(text=text, kind="footnote", group=span, authors=authors, et_al=_et_al(item),
+                    short_title=title, locator=item["locator"])]
 
 
 def _ibid(marker: _Marker, previous: _Marker | None) -> _Marker:
@@ -762,7 +816,7 @@ def _ibid(marker: _Marker, previous: _Marker | None) -> _Marker:
         return marker
     return marker.model_copy(update={
         "authors": previous.authors, "et_al": previous.et_al, "year": previous.year, "number": previous.number,
-        "reference": previous.reference})
+        "reference": previous.reference, "short_title": previous.short_title})
 
 
 def _et_al(match: re.Match) -> bool:
@@ -894,6 +948,10 @@ def _claim(segment: str, groups: dict[tuple[int, int], _Marker]) -> str:
 
 def _resolve(marker: _Marker, references: list[Reference]) -> tuple[Reference | None, str | None]:
     label = _marker_label(marker)
+    if marker.kind == "ibid" and marker.reference is not None:  # the work the citation before resolved to
+        return marker.reference, None
+    if marker.authors and marker.year is None and marker.short_title is not None:
+        return _resolve_short_title(marker, references, label)
     if marker.number is not None:
         ref = next((r for r in references if r.number == marker.number), None)
         return ref, None if ref else f"no reference entry for '{label}'"
@@ -913,6 +971,23 @@ def _resolve(marker: _Marker, references: list[Reference]) -> tuple[Reference | 
     return top[0], None
 
 
+def _resolve_short_title(marker: _Marker, references: list[Reference],
+                         label: str) -> tuple[Reference | None, str | None]:
+    """The one entry of the author whose title holds the short title's words (each word
+    may be shortened: "Mieterschutz Weimar"); without a short title (a. a. O.) the
+    author's only entry."""
+    same = [r for r in references if _names_fit(marker.authors[0], r)]
+    words = _content_words(marker.short_title or "")
+    if words:
+        same = [r for r in same if r.title and all(
+            any(t.startswith(w) for t in _content_words(r.title)) for w in words)]
+    if len(same) == 1:
+        return same[0], None
+    if len(same) > 1:
+        return None, f"ambiguous: {len(same)} reference entries match '{label}'"
+    return None, f"no reference entry for '{label}'"
+
+
 def _marker_label(marker: _Marker) -> str:
     if marker.number is not None:
         return f"[{marker.number}]"
@@ -920,6 +995,8 @@ def _marker_label(marker: _Marker) -> str:
         return marker.text
     names = marker.authors[0] + (" et al." if marker.et_al or len(marker.authors) > 2 else
                                  f" & {marker.authors[1]}" if len(marker.authors) == 2 else "")
+    if marker.year is None and marker.short_title is not None:
+        return f"{names}, {marker.short_title}" if marker.short_title else names
     return f"{names} {marker.year}"
 
 
