@@ -289,6 +289,8 @@ def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]
                 claim = claims[marker.group]
                 if marker.kind == "ibid":
                     marker = _ibid(marker, previous)
+                elif marker.authors[:1] == [_SAME_AUTHOR] and previous is not None:
+                    marker = marker.model_copy(update={"authors": previous.authors, "et_al": previous.et_al})
                 reference, reason = _resolve(marker, references)
                 resolved_marker = marker.model_copy(update={"reference": reference or marker.reference})
                 citations.append(Citation(
@@ -618,7 +620,10 @@ def _title(entry: str, year_match: re.Match | None, author_date: bool) -> str | 
     if _VANCOUVER.match(entry.split(". ")[0]) and entry.count(". ") >= 1:
         return entry.split(". ")[1].strip(" .") or None
     if author_date and year_match is not None:
-        after = entry[year_match.end():].lstrip(" ).,:")
+        after = entry[year_match.end():]
+        if year_match.group(0).startswith("(") and not year_match.group(0).endswith(")"):
+            after = after[after.find(")") + 1:] if ")" in after[:40] else after  # "(2019, March 3)"
+        after = _TITLE_TAIL.split(after.lstrip(" ).,:"))[0]
         # The title runs to the first full stop that is followed by a capital (the venue).
         end = re.search(r"[.?!](?=\s+[A-ZÄÖÜ]|\s*$)", after)
         return after[: end.start() if end else len(after)].strip() or None
@@ -626,7 +631,7 @@ def _title(entry: str, year_match: re.Match | None, author_date: bool) -> str | 
     if year_match is not None and year_match.start() <= start:
         return None
     region = entry[start:year_match.start() if year_match else len(entry)].lstrip(" .:,")
-    region = re.split(r"[,.]\s+(?:in|In|in:|In:)\s*:?\s", region)[0]  # a chapter: "Titel, in: Sammelband"
+    region = _TITLE_TAIL.split(region)[0]
     end = re.search(r"[.?!](?=\s+[A-ZÄÖÜ])", region)
     if end:
         title = region[: end.start()]
@@ -636,6 +641,14 @@ def _title(entry: str, year_match: re.Match | None, author_date: bool) -> str | 
         title = region
     title = title.strip(" .,:")
     return title or None
+
+
+# What follows a title: a collection it appears in ("Titel, in: Sammelband"), its editor
+# or translator ("hg. v.", "edited by"), its edition ("5. Aufl.", "2nd ed.").
+_TITLE_TAIL = re.compile(
+    r"[,.]\s+(?:in|In)\s*:\s|[,.]\s+(?:hg\.|hrsg\.|Hg\.|Hrsg\.|ed\.\s+by|edited\s+by|übers\.|trans\.|translated\s+by)\s"
+    r"|[,.]?\s*\d+\.?\s*(?:(?:überarb|erw|aktual|neu\s+bearb)\.?\s*(?:und\s+)?)*(?:Aufl(?:age)?\.?|Ed\.|ed\.|edn\.?)(?=\s|,|$)"
+    r"|[,.]?\s*\d+(?:st|nd|rd|th)\s+(?:ed|edn|edition)\b")
 
 
 def _find_doi(text: str) -> str | None:
@@ -734,9 +747,27 @@ def _footnote_marks(text: str, footnotes: dict[str, str], numeric_style: bool,
                 found += [(mark.start(), _Marker(text=f"[{n}]", kind="numeric", group=mark.span(), number=n))
                           for n in _expand(mark.group(1))]
             continue
-        for part in re.finditer(r"[^;]+", note):
-            found += [(mark.start(), m) for m in _footnote_items(part.group(0), mark.span(), known)]
+        for part in _note_parts(note):
+            found += [(mark.start(), m) for m in _footnote_items(part, mark.span(), known)]
     return found
+
+
+_ENDS_WITH_LOCATOR = re.compile(r"(?:\b(?:S|p|pp)\.\s*\d+(?:\s*[–-]\s*\d+)?(?:\s*ff?)?|\d{4}[a-z]?)$")
+
+
+def _note_parts(note: str) -> list[str]:
+    """A footnote's citations: parts split at ";", and at a full stop after a page or a
+    year that a new sentence follows ("Vgl. Hartung 2015, S. 112. Ähnlich Brandt 2009.")."""
+    parts = []
+    for part in re.findall(r"[^;]+", note):
+        start = 0
+        for stop in re.finditer(r"\.\s+(?=[A-ZÄÖÜ])", part):
+            before = part[start:stop.start()]
+            if _ENDS_WITH_LOCATOR.search(before) and ":" not in before:
+                parts.append(before)
+                start = stop.end()
+        parts.append(part[start:])
+    return parts
 
 
 _GIVEN_WORD = r"(?:[A-ZÄÖÜ][a-zäöüß'’-]+|[A-ZÄÖÜ]\.)"
@@ -748,10 +779,15 @@ _NO_TITLE = r"(?:a\.\s?a\.\s?O\.?|op\.\s?cit\.?|loc\.\s?cit\.?)"
 # A short title instead of a year: "Hartung, Mieterschutz, S. 118", "Miller, Tenants and
 # Courts, 50", "Hartung, a. a. O., S. 5", "Hartung: Mieterschutz (wie Anm. 3), S. 118".
 _SHORT_TITLE_NOTE = re.compile(
-    rf"(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*){_ET_AL}?(?:,\s*(?:[A-ZÄÖÜ]\.\s*)+)?[,:]\s+"
-    rf"(?P<title>{_NO_TITLE}|[^,;()]{{2,120}}?)"
+    rf"(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*){_ET_AL}?(?:,\s*(?:[A-ZÄÖÜ]\.\s*)+)?"
+    rf"(?:[,:]\s+(?!(?:S|p|pp)\.\s*\d)(?P<title>{_NO_TITLE}|[^,;()]{{2,120}}?))?"
     rf"(?:\s*\((?:wie|see|s\.|vgl\.)\s+(?:Anm|Fn|n|note)\.?[^)]*\))?"
     rf"(?:,?\s*(?P<locator>{_LOCATOR}))?\s*\.?\s*$")
+_SAME_AUTHOR = "\x00same author"
+_SAME_AUTHOR_NOTE = re.compile(r"(?:Ders|Dies|Dieselbe|Derselbe|Dieselben|Id|Idem|Eadem)\.(?=\s*,)")
+_LEAD_IN = re.compile(
+    r"^(?:(?:(?i:see\s+also|see|cf\.|compare|vgl\.(?:\s+auch)?|siehe(?:\s+auch)?)|e\.\s?g\.|z\.\s?B\.)\s*,?\s*"
+    r"|(?!(?:ebd|ebenda|ibid|ibidem|a\.\s?a\.\s?O|op\.\s?cit)\b)[a-zäöüß][\w-]*\.?,?\s+(?=\S)){1,5}")
 _NOTE_LOCATOR = re.compile(
     r"(?:,\s*(?P<page>(?:S|p|pp)\.\s*\d+(?:\s*[–-]\s*\d+)?(?:\s*ff?\.?)?)"
     r"|\),?\s*(?P<bare>\d{1,4}(?:\s*[–-]\s*\d{1,4})?))\s*\.?\s*$")
@@ -767,6 +803,15 @@ def _footnote_items(part: str, span: tuple[int, int], known: frozenset[str] | se
     ibid = _IBID.match(stripped)
     if ibid and re.fullmatch(r"[\s.,]*", stripped[ibid.end():]):
         return [_Marker(text=_squash(ibid["marker"]), kind="ibid", group=span, locator=ibid["locator"])]
+    stripped = _LEAD_IN.sub("", stripped)  # "Vgl. hierzu ausführlich Hartung …", "See, e.g., Smith …"
+    lead = re.match(r"([A-ZÄÖÜ][\w-]*),?\s+(?=([A-ZÄÖÜ][\w'’-]+))", stripped)
+    if lead and _name_key(lead.group(1)) not in known and _name_key(lead.group(2)) in known:
+        stripped = stripped[lead.end():]  # "Anders Hartung 2015", "Ähnlich Brandt 2009"
+    same = _SAME_AUTHOR_NOTE.match(stripped)
+    if same:  # "Ders., Kündigungsschutz, S. 5": the author of the note before, another work
+        items = _short_title_item("Same" + stripped[same.end():], span, {"same"})
+        return [m.model_copy(update={"authors": [_SAME_AUTHOR], "text": _squash(same.group(0) + m.text[4:])})
+                for m in items]
     located = _NOTE_LOCATOR.search(stripped)
     locator = (located["page"] or located["bare"]) if located else None
     first_last = _FIRST_LAST_NOTE.match(stripped)
@@ -804,7 +849,8 @@ def _short_title_item(note: str, span: tuple[int, int], known: frozenset[str] | 
     authors = _cited_names(item["authors"])
     if not authors or _name_key(authors[0]) not in known:
         return []
-    title = "" if re.fullmatch(_NO_TITLE, item["title"].strip()) else item["title"].strip(" .")
+    written = (item["title"] or "").strip()
+    title = "" if not written or re.fullmatch(_NO_TITLE, written) else written.strip(" .")
     text = _squash(note[: item.end("locator")] if item["locator"] else note).rstrip(" .")
     return [_Marker(text=text, kind="footnote", group=span, authors=authors, et_al=_et_al(item),
                     short_title=title, locator=item["locator"])]
@@ -959,6 +1005,12 @@ def _resolve(marker: _Marker, references: list[Reference]) -> tuple[Reference | 
         return None, "ebd./ibid. without a citation before it" if marker.kind == "ibid" else \
             f"no reference entry for '{label}'"
     candidates = [r for r in references if _names_fit(marker.authors[0], r) and _same_year(marker.year, r.year)]
+    words = marker.authors[0].split()
+    for i in range(1, len(words)):  # a word before the name: "Anders Hartung 2015", "Ähnlich Brandt 2009"
+        if candidates:
+            break
+        candidates = [r for r in references
+                      if _names_fit(" ".join(words[i:]), r) and _same_year(marker.year, r.year)]
     if not candidates:
         if marker.reference is not None:  # the footnote wrote the whole reference
             return marker.reference, None

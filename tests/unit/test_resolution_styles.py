@@ -234,3 +234,26 @@ def test_a_source_that_cites_the_work_is_not_the_work():
                         text="A review of peer assessment\nB. Ndlovu\n2022\nPrior work (Okafor, 2021) found gains.")
     resolved = resolve_sources(citations, [citing])
     assert resolved[0].source_id is None
+
+
+def test_footnotes_with_lead_in_words_several_sentences_ders_and_wie_anm():
+    thesis = ("# Text\n\nDie Mieten stiegen.[^1] Der Schutz wuchs.[^2] Kündigungen waren selten.[^3] "
+              "Courts ruled for tenants.[^4]\n\n# Literatur\n\n"
+              "Brandt, Ilse (Hg.): Wohnungsnot und Inflation 1923, Frankfurt am Main: Campus 2009.\n\n"
+              "Hartung, Klaus: Mieterschutz in der Weimarer Republik 1918–1933, Leipzig 2015.\n\n"
+              "Hartung, Klaus: Kündigungsschutz im Kaiserreich, Leipzig 2010.\n\n"
+              "Miller, Sarah. Tenants and Courts in Weimar Germany. Oxford: Clarendon, 2012.\n\n"
+              "[^1]: Vgl. hierzu ausführlich Brandt 2009, S. 4. Anders Hartung 2015, S. 112.\n"
+              "[^2]: Ders., Kündigungsschutz, S. 7.\n"
+              "[^3]: Hartung, Mieterschutz (wie Anm. 1), S. 118.\n"
+              "[^4]: See, e.g., Miller, 50.\n")
+    citations = extract_citations(extract_document(thesis.encode(), "t.md"))
+    assert [c.reference.key if c.reference else c.unresolved_reason for c in citations] == [
+        "brandt2009", "hartung2015", "hartung2010", "hartung2015", "miller2012"]
+
+
+def test_a_remark_in_a_footnote_that_names_no_listed_author_is_no_citation():
+    thesis = ("# Text\n\nDie Mieten stiegen.[^1]\n\n# Literatur\n\n"
+              "Hartung, Klaus: Mieterschutz in der Weimarer Republik 1918–1933, Leipzig 2015.\n\n"
+              "[^1]: Gemeint ist hier Berlin, nicht Hamburg.\n")
+    assert extract_citations(extract_document(thesis.encode(), "t.md")) == []
