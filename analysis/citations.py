@@ -1160,11 +1160,13 @@ def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> SourceMa
 
 def _distinct(sources: list[_PreparedSource]) -> list[_PreparedSource]:
     """One of each set of identical uploads (same text): copies are no ambiguity."""
-    seen: set[str] = set()
+    seen: set[tuple] = set()
     out = []
     for source in sources:
-        if source.head not in seen:
-            seen.add(source.head)
+        # Scans with the same (empty) text layer but their own metadata are different works.
+        identity = (source.head, source.author, source.title, tuple(sorted(source.dois)))
+        if identity not in seen:
+            seen.add(identity)
             out.append(source)
     return out
 

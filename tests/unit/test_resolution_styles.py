@@ -257,3 +257,72 @@ def test_a_remark_in_a_footnote_that_names_no_listed_author_is_no_citation():
               "Hartung, Klaus: Mieterschutz in der Weimarer Republik 1918–1933, Leipzig 2015.\n\n"
               "[^1]: Gemeint ist hier Berlin, nicht Hamburg.\n")
     assert extract_citations(extract_document(thesis.encode(), "t.md")) == []
+
+
+# -- real files: a German PDF thesis with footnotes and wrapped DIN entries; sources known
+#    only by their PDF /Author and /Title or DOCX core properties ---------------------------
+
+
+def _pdf_thesis() -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("helvetica", size=11)
+    pdf.text(25, 40, "Der Mieterschutz wurde 1923 verschärft.\u00b9 Die Wohnungsnot blieb gross.\u00b2")
+    pdf.text(25, 47, "Kündigungen waren selten.\u00b3")
+    pdf.set_font("helvetica", size=14)
+    pdf.text(25, 65, "Literaturverzeichnis")
+    pdf.set_font("helvetica", size=11)
+    lines = ["Brandt, Ilse (Hg.): Wohnungsnot und Inflation 1923. Studien zur Stadtgeschichte,",
+             "Frankfurt am Main: Campus 2009.",
+             "Hartung, Klaus: Mieterschutz in der Weimarer Republik 1918-1933. Eine",
+             "Rechtsgeschichte, Leipzig 2015.",
+             "Lorenz, Karl: Die Mietskaserne als Bauform, Berlin o. J."]
+    for i, line in enumerate(lines):
+        pdf.text(25, 75 + 6 * i, line)
+    pdf.set_font("helvetica", size=8)
+    pdf.text(25, 265, "\u00b9 Vgl. Hartung 2015, S. 112.")
+    pdf.text(25, 270, "\u00b2 Brandt, Wohnungsnot, S. 4.")
+    pdf.text(25, 275, "\u00b3 Lorenz o. J., S. 9.")
+    return bytes(pdf.output())
+
+
+def _metadata_pdf(author: str, title: str) -> bytes:
+    from tests.documents import PdfLine, make_pdf
+
+    return make_pdf([[PdfLine("1 Einleitung", size=14, bold=True), PdfLine("Der Text beginnt hier ohne Angaben.")]],
+                    metadata={"author": author, "title": title})
+
+
+def _metadata_docx(author: str, title: str) -> bytes:
+    import io
+
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("Kapitel 1")
+    document.add_paragraph("Der Text beginnt hier ohne Angaben.")
+    document.core_properties.author = author
+    document.core_properties.title = title
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def _source(source_id: str, data: bytes, filename: str) -> SourceInfo:
+    doc = extract_document(data, filename)
+    return SourceInfo(id=source_id, filename=filename, text=doc.pages[0].text,
+                      metadata={k: v for k, v in doc.metadata.items() if k in ("author", "title", "created_year")})
+
+
+def test_a_german_pdf_thesis_resolves_to_sources_known_by_their_metadata():
+    citations = extract_citations(extract_document(_pdf_thesis(), "arbeit.pdf"))
+    assert [c.reference.key if c.reference else c.unresolved_reason for c in citations] == [
+        "hartung2015", "brandt2009", "lorenzn.d."]
+    sources = [_source("h", _metadata_pdf("Klaus Hartung", "Mieterschutz in der Weimarer Republik 1918-1933"),
+                       "scan1.pdf"),
+               _source("b", _metadata_docx("Ilse Brandt", "Wohnungsnot und Inflation 1923"), "kapitel.docx"),
+               _source("l", _metadata_pdf("Karl Lorenz", "Die Mietskaserne als Bauform"), "scan2.pdf")]
+    resolved = resolve_sources(citations, sources)
+    assert [resolved[c.ordinal].source_id for c in citations] == ["h", "b", "l"]
