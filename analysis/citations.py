@@ -255,7 +255,8 @@ def parse_references(section: str) -> list[Reference]:
         numbers = [int(n) for n in pattern.findall(section)]
         if len(numbers) >= 2 and numbers[:2] == [1, 2]:
             return _numeric_references(section, pattern)
-    return _unique_keys([_reference(entry) for entry in _author_year_entries(section)])
+    return _unique_keys(_same_authors(
+        [_reference(entry) for entry in _author_year_entries(section)]))
 
 
 def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]:
@@ -374,6 +375,21 @@ def _entry_lines(text: str) -> str:
 # --- reference list ---------------------------------------------------------
 
 
+# An entry by the authors of the entry before: "———. 2019. Title." (Chicago), "Ders.: Titel" (German).
+_SAME_AUTHORS_ENTRY = re.compile(r"^\s*(?:[—–_-]\s*){2,}\.?,?\s*|^\s*(?:Ders|Dies|Dieselbe|Derselbe|Dieselben)\.\s*")
+
+
+def _same_authors(refs: list[Reference]) -> list[Reference]:
+    out: list[Reference] = []
+    for ref in refs:
+        if out and _SAME_AUTHORS_ENTRY.match(ref.raw) and out[-1].authors:
+            before = out[-1]
+            ref = ref.model_copy(update={"authors": before.authors, "aliases": before.aliases,
+                                         "key": f"{_name_key(before.authors[0])}{ref.year or ''}"})
+        out.append(ref)
+    return out
+
+
 def _numeric_references(section: str, pattern: re.Pattern) -> list[Reference]:
     parts = pattern.split(section)
     refs = []
@@ -407,7 +423,7 @@ def _author_year_entries(section: str) -> list[str]:
         depth = len(line) - len(line.lstrip())
         complete = not entries or _complete(entries[-1])
         starts_entry = depth <= indent or not entries
-        starts_entry = starts_entry and (bool(_AUTHOR_YEAR_START.match(line)) or (
+        starts_entry = starts_entry and (bool(_AUTHOR_YEAR_START.match(line) or _SAME_AUTHORS_ENTRY.match(line)) or (
             bool(_YEAR_IN_TEXT.search(line)) and len(line.split()) >= 6 and bool(re.match(r"\s*[A-ZÄÖÜ]", line))
             and complete and _looks_whole(line)))
         if starts_entry and complete:
@@ -493,7 +509,8 @@ def _only_names_before(plain: str, year: re.Match) -> bool:
     core = core.rstrip(".,").strip()
     if not core or len(core) > 250 or re.search(r"[:\"“„”?!]", core):
         return False
-    if not separated and ("," in core or len(core.split()) > 6):
+    colon_after = plain[year.end():year.end() + 2].lstrip().startswith(":")
+    if not separated and not colon_after and ("," in core or len(core.split()) > 6):
         return False
     for word in re.finditer(r"([\w'’-]+)\.\s", core + " "):
         if len(word.group(1)) >= 2 and word.group(1).casefold() not in _ABBREVIATIONS:

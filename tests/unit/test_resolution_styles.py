@@ -326,3 +326,15 @@ def test_a_german_pdf_thesis_resolves_to_sources_known_by_their_metadata():
                _source("l", _metadata_pdf("Karl Lorenz", "Die Mietskaserne als Bauform"), "scan2.pdf")]
     resolved = resolve_sources(citations, sources)
     assert [resolved[c.ordinal].source_id for c in citations] == ["h", "b", "l"]
+
+
+def test_entries_by_the_same_authors_as_the_entry_before():
+    section = ("Miller, Sarah. 2012. Tenants and Courts. Oxford: Clarendon.\n"
+               "———. 2015. Landlords in Court. Oxford: Clarendon.\n"
+               "Hartung, Klaus: Mieterschutz in der Weimarer Republik 1918–1933, Leipzig 2015.\n"
+               "Ders.: Kündigungsschutz im Kaiserreich, Leipzig 2010.\n"
+               "Vogt, Hanna 2016: Berlin 1936. Leipzig: Junius.\n")
+    assert [(r.key, r.title) for r in parse_references(section)] == [
+        ("miller2012", "Tenants and Courts"), ("miller2015", "Landlords in Court"),
+        ("hartung2015", "Mieterschutz in der Weimarer Republik 1918–1933"),
+        ("hartung2010", "Kündigungsschutz im Kaiserreich"), ("vogt2016", "Berlin 1936")]
