@@ -479,8 +479,8 @@ _PUB_YEAR = re.compile(rf"(?<![\w./–—-])\(?({_YEAR})(?![\w/]|\s*[–—-]\s*
 # "p." are left out: before a year they are far more often initials than pages.)
 _NOT_PUB_BEFORE = re.compile(
     r"(?:\b(?:pp|[Vv]ol|Bd|Nr|[Nn]o|Heft|Jg|Jahrg|ISBN|ISSN)\.?\s*"
-    r"|(?i:\b(?:accessed|retrieved|cited|viewed|zugriff|zugegriffen|abgerufen|aufgerufen|zuletzt|stand)\b)"
-    r"[^.;]{0,25})$")
+    r"|(?i:\b(?:accessed|retrieved|cited|viewed|zugriff|zugegriffen|abgerufen|aufgerufen|zuletzt"
+    r"|stand\s*(?::|vom\b|am\b)))[^;]{0,30})$")
 _ABBREVIATIONS = frozenset("al hg hrsg ed eds jr sr co inc ltd red bearb mitarb übers trans dr prof st".split())
 _NAME_WORDS = frozenset("""and und & et al of for the für de da di du la le van von der den zu ten ter y e on in
     u a hg hrsg ed eds""".split())

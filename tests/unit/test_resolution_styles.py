@@ -75,6 +75,10 @@ def test_a_footnote_citing_the_publication_year_resolves_despite_years_in_the_ti
      ["Smith", "Lee"], "2019", "Feedback timing in large lectures", None),  # IEEE
     ('Smith, John. "Grading in 1968." Education Review 4, no. 2 (2001): 10–19. Accessed March 3, 2021.',
      ["Smith"], "2001", "Grading in 1968", None),  # access date is no publication year
+    ('Smith, John. "Grading Online." Teaching Today, 12 May 2019, www.example.org/grading. Accessed 3 Mar. 2021.',
+     ["Smith"], "2019", "Grading Online", None),  # MLA web page
+    ("Keller, Ruth: Der Stand der Forschung, Berlin 2015 (Stand: 3. März 2020).",
+     ["Keller"], "2015", "Der Stand der Forschung", None),
 ])
 def test_entry_styles_give_author_year_title_and_doi(entry, authors, year, title, doi):
     ref = _one(entry)
