@@ -691,7 +691,7 @@ class _Marker(BaseModel):
 
 def _find_markers(text: str, numeric_style: bool, footnotes: dict[str, str],
                   known: frozenset[str] | set[str] = frozenset()) -> list[tuple[int, _Marker]]:
-    found = _parenthetical(text) + _narrative(text) + _footnote_marks(text, footnotes, numeric_style, known)
+    found = _parenthetical(text) + _narrative(text, known) + _footnote_marks(text, footnotes, numeric_style, known)
     if numeric_style:
         found += _numeric(text)
     return sorted(found, key=lambda item: item[0])
@@ -726,18 +726,30 @@ def _items(part: str, offset: int, span: tuple[int, int], kind: str) -> list[tup
             for year, text in _split_years(item)]
 
 
-def _narrative(text: str) -> list[tuple[int, _Marker]]:
+_NAME_BEFORE = re.compile(rf"(?:(?<=\s)|^)(?:(?:{_WORD}|of|for|on|and|für|und|des)\s+){{1,6}}$")
+
+
+def _narrative(text: str, known: frozenset[str] | set[str] = frozenset()) -> list[tuple[int, _Marker]]:
     found = []
     for match in _NARRATIVE.finditer(text):
-        if match.group("authors").split()[0] in _NOT_AUTHORS:
+        start, names = match.start(), match["authors"]
+        before = _NAME_BEFORE.search(text[:start])
+        if before:  # a corporate author of the list: "the World Health Organization (2019) reports"
+            words = text[before.start():start].split()
+            for i in range(len(words)):
+                if _name_key(" ".join(words[i:] + [names])) in known:
+                    start = start - len(" ".join(words[i:])) - 1
+                    names = " ".join(words[i:] + [names])
+                    break
+        if names.split()[0] in _NOT_AUTHORS:
             continue
-        authors, et_al = _cited_names(match["authors"]), _et_al(match)
+        authors, et_al = _cited_names(names), _et_al(match)
         years = _year_list(match["years"])
         for year in years:
-            literal = match.group(0) if len(years) == 1 else f"{match['authors']} ({year})"
-            marker = _Marker(text=_squash(literal), kind="narrative", group=match.span(), authors=authors,
+            literal = text[start:match.end()] if len(years) == 1 else f"{names} ({year})"
+            marker = _Marker(text=_squash(literal), kind="narrative", group=(start, match.end()), authors=authors,
                              et_al=et_al, year=_year(year), locator=match["locator"])
-            found.append((match.start(), marker))
+            found.append((start, marker))
     return found
 
 

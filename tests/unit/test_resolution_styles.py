@@ -342,3 +342,12 @@ def test_entries_by_the_same_authors_as_the_entry_before():
         ("miller2012", "Tenants and Courts"), ("miller2015", "Landlords in Court"),
         ("hartung2015", "Mieterschutz in der Weimarer Republik 1918–1933"),
         ("hartung2010", "Kündigungsschutz im Kaiserreich"), ("vogt2016", "Berlin 1936")]
+
+
+def test_a_corporate_author_cited_narratively_by_its_whole_name():
+    (citation,) = extract_citations("The World Health Organization (2019) recommends daily activity." + CORPORATE)
+    assert citation.reference.key == "world health organization2019"
+    assert citation.marker == "World Health Organization (2019)"
+    (citation,) = extract_citations("Laut Statistisches Bundesamt (2021) ist Wohnraum knapp." + CORPORATE)
+    assert citation.reference.key == "statistisches bundesamt2021"
+    assert citation.claim == "ist Wohnraum knapp."
