@@ -417,15 +417,22 @@ def _author_year_entries(section: str) -> list[str]:
     hanging indent) continues that entry."""
     entries: list[str] = []
     indent = 0
-    for line in section.splitlines():
-        if not line.strip() or _PAGE_NUMBER_LINE.match(line):  # blank lines, page numbers
-            continue
+    lines = [line for line in section.splitlines() if line.strip() and not _PAGE_NUMBER_LINE.match(line)]
+    # A list whose entries mostly put the year right after the names (APA, Harvard): there
+    # a line starting "Berlin, Springer." continues an entry; only a line with names and
+    # year, or with names alone (a long author list wrapped), starts one.
+    year_first = sum(_looks_whole(line) for line in lines) >= max(2, len(lines) // 4)
+    for line in lines:
         depth = len(line) - len(line.lstrip())
         complete = not entries or _complete(entries[-1])
         starts_entry = depth <= indent or not entries
         starts_entry = starts_entry and (bool(_AUTHOR_YEAR_START.match(line) or _SAME_AUTHORS_ENTRY.match(line)) or (
             bool(_YEAR_IN_TEXT.search(line)) and len(line.split()) >= 6 and bool(re.match(r"\s*[A-ZÄÖÜ]", line))
             and complete and _looks_whole(line)))
+        if starts_entry and year_first and not (_looks_whole(line) or _SAME_AUTHORS_ENTRY.match(line)
+                                                or _NAMES_COLON_START.match(line)):
+            starts_entry = (not _YEAR_IN_TEXT.search(line) and re.search(r"(?:[,&]|\b(?:and|und))\s*$", line)
+                            is not None and _names_only(line))
         if starts_entry and complete:
             entries.append(line.strip())
             indent = depth
@@ -435,6 +442,12 @@ def _author_year_entries(section: str) -> list[str]:
             entries.append(line.strip())
             indent = depth
     return [_squash(e) for e in entries]
+
+
+# "Hartung, Klaus: Titel …", "Brandt, Ilse (Hg.): …" — German entries, the year at the end.
+_NAMES_COLON_START = re.compile(
+    r"^\s*[A-ZÄÖÜ][\w'’-]+(?:\s+[A-ZÄÖÜ][\w'’-]+)?,\s+(?:[A-ZÄÖÜ][\w'’-]+|[A-ZÄÖÜ]\.)(?:[\s-]+(?:[A-ZÄÖÜ][\w'’-]+|[A-ZÄÖÜ]\.))*"
+    r"(?:\s*(?:/|;|u\.|und)\s*[A-ZÄÖÜ][^:]{0,80})?(?:\s*\((?:Hg|Hrsg|Ed|Eds)\.\))?:\s")
 
 
 def _complete(entry: str) -> bool:
@@ -506,11 +519,16 @@ def _only_names_before(plain: str, year: re.Match) -> bool:
     paren = year.group(0).startswith("(")
     core = before.rstrip()
     separated = paren or core.endswith((".", ",", ")", "]"))
-    core = core.rstrip(".,").strip()
-    if not core or len(core) > 250 or re.search(r"[:\"“„”?!]", core):
-        return False
     colon_after = plain[year.end():year.end() + 2].lstrip().startswith(":")
-    if not separated and not colon_after and ("," in core or len(core.split()) > 6):
+    if not separated and not colon_after and ("," in core.rstrip(".,") or len(core.split()) > 6):
+        return False
+    return _names_only(core)
+
+
+def _names_only(text: str) -> bool:
+    """True if `text` holds author names and nothing else: no title, place or publisher."""
+    core = text.strip().rstrip(".,&").strip()
+    if not core or len(core) > 250 or re.search(r"[:\"“„”?!]", core):
         return False
     for word in re.finditer(r"([\w'’-]+)\.\s", core + " "):
         if len(word.group(1)) >= 2 and word.group(1).casefold() not in _ABBREVIATIONS:

@@ -351,3 +351,14 @@ def test_a_corporate_author_cited_narratively_by_its_whole_name():
     (citation,) = extract_citations("Laut Statistisches Bundesamt (2021) ist Wohnraum knapp." + CORPORATE)
     assert citation.reference.key == "statistisches bundesamt2021"
     assert citation.claim == "ist Wohnraum knapp."
+
+
+def test_wrapped_lines_without_indents_in_a_year_first_list():
+    section = ("Smith, J. (2019) Feedback in lectures. 2nd edn.\n"
+               "London, Routledge.\n"
+               "Okafor, C., Lee, K., Roe, A., Doe, B.,\n"
+               "Moe, C., & Zoe, E. (2021). Peer review in seminars. Higher Education, 8, 1–9.\n"
+               "Vogt, H. (2016). Arbeiterviertel. Hamburg: Junius.\n")
+    refs = parse_references(section)
+    assert [(r.first_author, r.year, len(r.authors)) for r in refs] == [
+        ("Smith", "2019", 1), ("Okafor", "2021", 6), ("Vogt", "2016", 1)]
