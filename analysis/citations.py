@@ -426,11 +426,12 @@ def _author_year_entries(section: str) -> list[str]:
         depth = len(line) - len(line.lstrip())
         complete = not entries or _complete(entries[-1])
         starts_entry = depth <= indent or not entries
-        starts_entry = starts_entry and (bool(_AUTHOR_YEAR_START.match(line) or _SAME_AUTHORS_ENTRY.match(line)) or (
+        starts_entry = starts_entry and (bool(_AUTHOR_YEAR_START.match(line) or _SAME_AUTHORS_ENTRY.match(line))
+                                         or _corporate_start(line) or (
             bool(_YEAR_IN_TEXT.search(line)) and len(line.split()) >= 6 and bool(re.match(r"\s*[A-ZÄÖÜ]", line))
             and complete and _looks_whole(line)))
         if starts_entry and year_first and not (_looks_whole(line) or _SAME_AUTHORS_ENTRY.match(line)
-                                                or _NAMES_COLON_START.match(line)):
+                                                or _NAMES_COLON_START.match(line) or _corporate_start(line)):
             starts_entry = (not _YEAR_IN_TEXT.search(line) and re.search(r"(?:[,&]|\b(?:and|und))\s*$", line)
                             is not None and _names_only(line))
         if starts_entry and complete:
@@ -451,9 +452,22 @@ _NAMES_COLON_START = re.compile(
 
 
 def _complete(entry: str) -> bool:
-    """An entry carries its publication year (a year of a range in a title does not count)."""
+    """An entry carries its publication year (a year of a range in a title does not count)
+    and ends like one: a full stop, a bracket, a number, a DOI or a link (not "Inflation 1923,")."""
+    if not re.search(r"(?:[.)\]]|\d|https?://\S+|doi:\s*\S+)\s*$", entry):
+        return False
     plain = re.sub(r"(?i)(?:https?://|doi:\s*)\S+", " ", entry)
     return _publication_year(plain)[0] is not None
+
+
+def _corporate_start(line: str) -> bool:
+    """"World Health Organization (WHO): Guidelines …", "Statistisches Bundesamt (Hg.): …":
+    a body's name, a colon and a title (a place and its publisher, "Frankfurt am Main:
+    Campus 2009.", is too short to be one)."""
+    head, colon, rest = line.strip().partition(": ")
+    return bool(colon) and len(head) < 120 and re.match(r"[A-ZÄÖÜ]", head) is not None \
+        and (len(head.split()) >= 2 or re.search(r"[\[(]", head) is not None) \
+        and len(rest.split()) >= 4 and _names_only(head)
 
 
 _PAGE_NUMBER_LINE = re.compile(r"^\s*\d{1,4}\s*$")
@@ -880,6 +894,10 @@ def _footnote_items(part: str, span: tuple[int, int], known: frozenset[str] | se
         item = re.match(rf"(?P<marker>(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*){_ET_AL}?,\s+[^;]{{1,120}}?"
                         rf"\b(?P<years>{_YEAR})(?!\s*[–—-]\s*\d)(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
     if item is None:
+        ref = _reference(stripped)  # any full reference by an author of the list, corporate ones too
+        if ref.authors and ref.year and _name_key(ref.authors[0]) in known:
+            return [_Marker(text=_squash(f"{ref.authors[0]} {ref.year}"), kind="footnote", group=span,
+                            authors=ref.authors, year=ref.year, reference=ref, locator=locator)]
         return _short_title_item(stripped, span, known)
     if item["authors"].split()[0] in _NOT_AUTHORS:
         return []

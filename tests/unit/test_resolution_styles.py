@@ -109,9 +109,15 @@ def test_wrapped_din_entries_split_where_the_next_author_starts():
                "Hartung, Klaus: Mieterschutz in der Weimarer Republik 1918–1933. Eine\n"
                "Rechtsgeschichte, Leipzig 2015.\n"
                "Lorenz, Karl: Die Mietskaserne, Berlin o. J.\n"
+               "Brandt, Ilse (Hg.): Wohnungsnot und Inflation 1923,\n"
+               "Frankfurt am Main: Campus 2009.\n"
+               "Statistisches Bundesamt (Hg.): Wohnen in Deutschland, Wiesbaden\n"
+               "2021.\n"
                "Vogt, Hanna: Arbeiterviertel, Hamburg 2016.\n")
     refs = parse_references(section)
-    assert [(r.first_author, r.year) for r in refs] == [("Hartung", "2015"), ("Lorenz", "n.d."), ("Vogt", "2016")]
+    assert [(r.first_author, r.year) for r in refs] == [
+        ("Hartung", "2015"), ("Lorenz", "n.d."), ("Brandt", "2009"), ("Statistisches Bundesamt", "2021"),
+        ("Vogt", "2016")]
 
 
 # -- 2. works without a year ----------------------------------------------------------------
@@ -362,3 +368,16 @@ def test_wrapped_lines_without_indents_in_a_year_first_list():
     refs = parse_references(section)
     assert [(r.first_author, r.year, len(r.authors)) for r in refs] == [
         ("Smith", "2019", 1), ("Okafor", "2021", 6), ("Vogt", "2016", 1)]
+
+
+def test_footnotes_citing_corporate_authors():
+    thesis = ("# Text\n\nWohnraum ist knapp.[^1] Activity helps.[^2] Mieten steigen.[^3]\n\n# Literatur\n\n"
+              "Statistisches Bundesamt (Hg.): Wohnen in Deutschland, Wiesbaden 2021.\n\n"
+              "World Health Organization (WHO): Guidelines on physical activity, Geneva 2019.\n\n"
+              "Deutsches Institut für Wirtschaftsforschung [DIW]: Wochenbericht Mieten, Berlin 2018.\n\n"
+              "[^1]: Vgl. Statistisches Bundesamt (Hg.): Wohnen in Deutschland, Wiesbaden 2021, S. 4.\n"
+              "[^2]: WHO 2019, S. 12.\n"
+              "[^3]: Vgl. Deutsches Institut für Wirtschaftsforschung 2018, S. 3.\n")
+    citations = extract_citations(extract_document(thesis.encode(), "t.md"))
+    assert [c.reference.key if c.reference else c.unresolved_reason for c in citations] == [
+        "statistisches bundesamt2021", "world health organization2019", "deutsches institut fur wirtschaftsforschung2018"]
