@@ -364,12 +364,15 @@ def _split_inline(paragraphs: list[Paragraph]) -> tuple[list[Paragraph], str]:
 
 
 def _entry_lines(text: str) -> str:
-    """A paragraph of the list: if it holds one entry, one line, so wrapped lines stay one."""
+    """A paragraph of the list: if it holds one entry from its first line on, one line, so
+    wrapped lines stay one. (A paragraph that starts with the end of the entry before, cut by
+    a page or column break, keeps its lines.)"""
     lines = text.splitlines()
-    starts = sum(bool(_AUTHOR_YEAR_START.match(l) or _NUMERIC_ENTRY.match(l) or _DOTTED_ENTRY.match(l)
-                      or _PAREN_NUMBER_ENTRY.match(l) or _looks_whole(l))
-                 for l in lines)
-    return " ".join(lines) if starts <= 1 else text
+    starts = [bool(_AUTHOR_YEAR_START.match(l) or _NUMERIC_ENTRY.match(l) or _DOTTED_ENTRY.match(l)
+                   or _PAREN_NUMBER_ENTRY.match(l) or _looks_whole(l) or _SAME_AUTHORS_ENTRY.match(l)
+                   or _corporate_start(l) or _NAMES_COLON_START.match(l))
+              for l in lines]
+    return " ".join(lines) if sum(starts) == 0 or (sum(starts) == 1 and starts[0]) else text
 
 
 # --- reference list ---------------------------------------------------------

@@ -381,3 +381,12 @@ def test_footnotes_citing_corporate_authors():
     citations = extract_citations(extract_document(thesis.encode(), "t.md"))
     assert [c.reference.key if c.reference else c.unresolved_reason for c in citations] == [
         "statistisches bundesamt2021", "world health organization2019", "deutsches institut fur wirtschaftsforschung2018"]
+
+
+def test_an_entry_cut_by_a_page_break_keeps_the_next_entry_whole():
+    thesis = ("Heat kills (Nakamura, 2020). Homes are safe (Lee, 2019).\n\nReferences\n\n"
+              "Lee, K. (2019). Where people die in heat waves.\n\n"
+              "Public Health Notes, 3, 1-9.\nNakamura, Y. (2020). Heat waves and excess\nmortality. Working notes, 7.\n")
+    citations = extract_citations(thesis)
+    assert [(c.reference.key, c.reference.title) for c in citations] == [
+        ("nakamura2020", "Heat waves and excess mortality"), ("lee2019", "Where people die in heat waves")]
