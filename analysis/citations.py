@@ -847,7 +847,7 @@ _SHORT_TITLE_NOTE = re.compile(
     rf"(?:[,:]\s+(?!(?:S|p|pp)\.\s*\d)(?P<title>{_NO_TITLE}|[^,;()]{{2,120}}?))?"
     rf"(?:\s*\((?:wie|see|s\.|vgl\.)\s+(?:Anm|Fn|n|note)\.?[^)]*\))?"
     rf"(?:,?\s*(?P<locator>{_LOCATOR}))?\s*\.?\s*$")
-_SAME_AUTHOR = "\x00same author"
+_SAME_AUTHOR = "Ders."  #: the author of the citation before ("Ders.", "Dies.", "Id.")
 _SAME_AUTHOR_NOTE = re.compile(r"(?:Ders|Dies|Dieselbe|Derselbe|Dieselben|Id|Idem|Eadem)\.(?=\s*,)")
 _LEAD_IN = re.compile(
     r"^(?:(?:(?i:see\s+also|see|cf\.|compare|vgl\.(?:\s+auch)?|siehe(?:\s+auch)?)|e\.\s?g\.|z\.\s?B\.)\s*,?\s*"

@@ -390,3 +390,12 @@ def test_an_entry_cut_by_a_page_break_keeps_the_next_entry_whole():
     citations = extract_citations(thesis)
     assert [(c.reference.key, c.reference.title) for c in citations] == [
         ("nakamura2020", "Heat waves and excess mortality"), ("lee2019", "Where people die in heat waves")]
+
+
+def test_ders_without_a_citation_before_stays_unresolved_with_its_reason():
+    thesis = ("# Text\n\nDer Schutz wuchs.[^1]\n\n# Literatur\n\n"
+              "Hartung, Klaus: Kündigungsschutz im Kaiserreich, Leipzig 2010.\n\n"
+              "[^1]: Ders., Kündigungsschutz, S. 7.\n")
+    (citation,) = extract_citations(extract_document(thesis.encode(), "t.md"))
+    assert citation.reference is None
+    assert citation.unresolved_reason == "no reference entry for 'Ders., Kündigungsschutz'"
