@@ -51,8 +51,8 @@ DOI_PATTERN = re.compile(r"^10\.\d{4,9}/\S+$")
 _PARTICLE = r"(?:(?:van|von|de|der|den|da|di|du|le|la|zu|ten|ter)\s+)"
 _WORD = r"[A-ZÄÖÜ](?:[\w-]|['’](?!s\b))+"  # "O'Brien", not "Castillo's"
 _NAME = _PARTICLE + rf"*{_WORD}"
-_LONG_NAME = _NAME + rf"(?:\s+(?:{_WORD}|of|for|and|für|und)){{0,4}}?"  # "World Health Organization"
-_NO_DATE = r"n\.\s?d\.|o\.\s?J\.|o\.\s?D\."
+_LONG_NAME = _NAME + rf"(?:\s+(?:{_WORD}|of|for|and|on|für|und)){{0,6}}?"  # "World Health Organization"
+_NO_DATE = r"n\.\s?d\.|o\.\s?J\.|o\.\s?D\.|ohne\s+Jahr"
 _IN_PRESS = r"in\s+press|im\s+Druck"
 _YEAR = rf"(?:(?:19|20)\d{{2}}[a-z]?|{_NO_DATE}|{_IN_PRESS})"
 _ET_AL = r"(?:\s+(?:et\s+al\.?|u\.\s?a\.))"
@@ -60,7 +60,7 @@ _LOCATOR = (r"(?:(?:p|pp|S|Kap|ch|chap|para|Abs|Rn|Tab|Fig)\.\s*\d+(?:\s*[–-]\
             r"|:\s*\d+(?:\s*[–-]\s*\d+)?|\d{1,3}(?:\s*[–-]\s*\d{1,3})?(?![\d.]))")
 _PREFIX = r"(?:(?:see\s+also|see|cf\.|e\.\s?g\.,?|i\.\s?e\.,?|vgl\.(?:\s+auch)?|siehe(?:\s+auch)?|z\.\s?B\.)\s+)"
 _AUTHORS = (
-    rf"{_LONG_NAME}{_ET_AL}?"
+    rf"{_LONG_NAME}(?:\s*\[[A-ZÄÖÜ][\w&-]{{1,15}}\])?{_ET_AL}?"  # "World Health Organization [WHO]"
     rf"|{_NAME}(?:,\s*{_NAME})*,?\s+(?:&|and|und)\s+{_NAME}{_ET_AL}?"
     rf"|{_NAME}(?:\s*/\s*{_NAME})+"
 )
@@ -101,6 +101,7 @@ _HEADING = re.compile(
     rf"(?im)^[ \t]*(?:#{{1,6}}[ \t]*)?(?:(?:\d+|[IVX]+)(?:\.\d+)*\.?[ \t]+)?{_HEADING_WORDS}[ \t]*:?[ \t#]*$")
 _NUMERIC_ENTRY = re.compile(r"(?m)^[ \t]*\[(\d{1,4})\][ \t]*")
 _DOTTED_ENTRY = re.compile(r"(?m)^[ \t]*(\d{1,4})\.[ \t]+(?=\S)")
+_PAREN_NUMBER_ENTRY = re.compile(r"(?m)^[ \t]*(\d{1,4})\)[ \t]+(?=\S)")
 _AUTHOR_YEAR_START = re.compile(
     rf"^\s*{_NAME}(?:\s[A-ZÄÖÜ][\w'’-]+)?,\s+(?:[A-ZÄÖÜ]\.|[A-ZÄÖÜ][a-zäöüß]+)"
 )
@@ -155,6 +156,8 @@ class Reference(BaseModel):
     key: str  #: "[3]" for numeric entries, "smith2020" for author–year ones
     number: int | None = None
     authors: list[str] = Field(default_factory=list)  #: surnames, in order
+    #: other names of a corporate first author: "WHO" for "World Health Organization"
+    aliases: list[str] = Field(default_factory=list)
     year: str | None = None  #: with its letter suffix, "2019a"; "n.d." when undated
     title: str | None = None
     doi: str | None = None
@@ -248,10 +251,12 @@ def parse_references(section: str) -> list[Reference]:
     """Parse a reference list, numeric (``[n] ...`` or ``n. ...``) or author–year."""
     if _NUMERIC_ENTRY.search(section):
         return _numeric_references(section, _NUMERIC_ENTRY)
-    dotted = [int(n) for n in _DOTTED_ENTRY.findall(section)]
-    if len(dotted) >= 2 and dotted[:2] == [1, 2]:
-        return _numeric_references(section, _DOTTED_ENTRY)
-    return _unique_keys([_reference(entry) for entry in _author_year_entries(section)])
+    for pattern in (_DOTTED_ENTRY, _PAREN_NUMBER_ENTRY):  # "1. Smith J, …" or "1) Smith J, …"
+        numbers = [int(n) for n in pattern.findall(section)]
+        if len(numbers) >= 2 and numbers[:2] == [1, 2]:
+            return _numeric_references(section, pattern)
+    return _unique_keys(_same_authors(
+        [_reference(entry) for entry in _author_year_entries(section)]))
 
 
 def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]:
@@ -271,12 +276,13 @@ def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]
     references = parse_references(section)
     numeric_style = not references or references[0].number is not None
     footnotes = {f.label: f.text for f in document.footnotes}
+    known = {_name_key(r.first_author) for r in references if r.first_author}
     citations: list[Citation] = []
     previous: _Marker | None = None
     for paragraph in body:
         # A footnote mark after the full stop belongs to the sentence before it.
         text = _MARK_AFTER_STOP.sub(r"\2\1", " ".join(paragraph.text.split()))
-        found = _find_markers(text, numeric_style, footnotes)
+        found = _find_markers(text, numeric_style, footnotes, known)
         for (start, end), in_sentence in _by_sentence(text, found):
             sentence = text[start:end]
             claims = _clauses(sentence, start, [m for _, m in in_sentence])
@@ -284,7 +290,10 @@ def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]
                 claim = claims[marker.group]
                 if marker.kind == "ibid":
                     marker = _ibid(marker, previous)
+                elif marker.authors[:1] == [_SAME_AUTHOR] and previous is not None:
+                    marker = marker.model_copy(update={"authors": previous.authors, "et_al": previous.et_al})
                 reference, reason = _resolve(marker, references)
+                resolved_marker = marker.model_copy(update={"reference": reference or marker.reference})
                 citations.append(Citation(
                     ordinal=len(citations), claim=claim,
                     sentence=_squash(FOOTNOTE_MARK.sub("", sentence)), marker=marker.text, kind=marker.kind,
@@ -292,7 +301,7 @@ def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]
                     cited_authors=marker.authors, cited_year=marker.year, cited_number=marker.number,
                     reference=reference, unresolved_reason=reason,
                 ))
-                previous = marker
+                previous = resolved_marker
     return citations
 
 
@@ -355,14 +364,33 @@ def _split_inline(paragraphs: list[Paragraph]) -> tuple[list[Paragraph], str]:
 
 
 def _entry_lines(text: str) -> str:
-    """A paragraph of the list: if it holds one entry, one line, so wrapped lines stay one."""
+    """A paragraph of the list: if it holds one entry from its first line on, one line, so
+    wrapped lines stay one. (A paragraph that starts with the end of the entry before, cut by
+    a page or column break, keeps its lines.)"""
     lines = text.splitlines()
-    starts = sum(bool(_AUTHOR_YEAR_START.match(l) or _NUMERIC_ENTRY.match(l) or _DOTTED_ENTRY.match(l))
-                 for l in lines)
-    return " ".join(lines) if starts <= 1 else text
+    starts = [bool(_AUTHOR_YEAR_START.match(l) or _NUMERIC_ENTRY.match(l) or _DOTTED_ENTRY.match(l)
+                   or _PAREN_NUMBER_ENTRY.match(l) or _looks_whole(l) or _SAME_AUTHORS_ENTRY.match(l)
+                   or _corporate_start(l) or _NAMES_COLON_START.match(l))
+              for l in lines]
+    return " ".join(lines) if sum(starts) == 0 or (sum(starts) == 1 and starts[0]) else text
 
 
 # --- reference list ---------------------------------------------------------
+
+
+# An entry by the authors of the entry before: "———. 2019. Title." (Chicago), "Ders.: Titel" (German).
+_SAME_AUTHORS_ENTRY = re.compile(r"^\s*(?:[—–_-]\s*){2,}\.?,?\s*|^\s*(?:Ders|Dies|Dieselbe|Derselbe|Dieselben)\.\s*")
+
+
+def _same_authors(refs: list[Reference]) -> list[Reference]:
+    out: list[Reference] = []
+    for ref in refs:
+        if out and _SAME_AUTHORS_ENTRY.match(ref.raw) and out[-1].authors:
+            before = out[-1]
+            ref = ref.model_copy(update={"authors": before.authors, "aliases": before.aliases,
+                                         "key": f"{_name_key(before.authors[0])}{ref.year or ''}"})
+        out.append(ref)
+    return out
 
 
 def _numeric_references(section: str, pattern: re.Pattern) -> list[Reference]:
@@ -387,53 +415,175 @@ def _unique_keys(refs: list[Reference]) -> list[Reference]:
 
 def _author_year_entries(section: str) -> list[str]:
     """Group wrapped lines into entries: a new entry starts with "Surname, X." once the
-    entry before has its year; a line holding a whole entry (one paragraph) is one."""
+    entry before is complete (it carries its publication year); a line holding a whole
+    entry (one paragraph) is one. A line indented deeper than its entry's first line (a
+    hanging indent) continues that entry."""
     entries: list[str] = []
-    for line in section.splitlines():
-        if not line.strip() or _PAGE_NUMBER_LINE.match(line):  # blank lines, page numbers
-            continue
-        starts_entry = bool(_AUTHOR_YEAR_START.match(line)) or (
+    indent = 0
+    lines = [line for line in section.splitlines() if line.strip() and not _PAGE_NUMBER_LINE.match(line)]
+    # A list whose entries mostly put the year right after the names (APA, Harvard): there
+    # a line starting "Berlin, Springer." continues an entry; only a line with names and
+    # year, or with names alone (a long author list wrapped), starts one.
+    year_first = sum(_looks_whole(line) for line in lines) >= max(2, len(lines) // 4)
+    for line in lines:
+        depth = len(line) - len(line.lstrip())
+        complete = not entries or _complete(entries[-1])
+        starts_entry = depth <= indent or not entries
+        starts_entry = starts_entry and (bool(_AUTHOR_YEAR_START.match(line) or _SAME_AUTHORS_ENTRY.match(line))
+                                         or _corporate_start(line) or (
             bool(_YEAR_IN_TEXT.search(line)) and len(line.split()) >= 6 and bool(re.match(r"\s*[A-ZÄÖÜ]", line))
-            and (not entries or _YEAR_IN_TEXT.search(entries[-1]) is not None) and _looks_whole(line))
-        if starts_entry and (not entries or _YEAR_IN_TEXT.search(entries[-1])):
+            and complete and _looks_whole(line)))
+        if starts_entry and year_first and not (_looks_whole(line) or _SAME_AUTHORS_ENTRY.match(line)
+                                                or _NAMES_COLON_START.match(line) or _corporate_start(line)):
+            starts_entry = (not _YEAR_IN_TEXT.search(line) and re.search(r"(?:[,&]|\b(?:and|und))\s*$", line)
+                            is not None and _names_only(line))
+        if starts_entry and complete:
             entries.append(line.strip())
+            indent = depth
         elif entries:
             entries[-1] += " " + line.strip()
         else:
             entries.append(line.strip())
+            indent = depth
     return [_squash(e) for e in entries]
+
+
+# "Hartung, Klaus: Titel …", "Brandt, Ilse (Hg.): …" — German entries, the year at the end.
+_NAMES_COLON_START = re.compile(
+    r"^\s*[A-ZÄÖÜ][\w'’-]+(?:\s+[A-ZÄÖÜ][\w'’-]+)?,\s+(?:[A-ZÄÖÜ][\w'’-]+|[A-ZÄÖÜ]\.)(?:[\s-]+(?:[A-ZÄÖÜ][\w'’-]+|[A-ZÄÖÜ]\.))*"
+    r"(?:\s*(?:/|;|u\.|und)\s*[A-ZÄÖÜ][^:]{0,80})?(?:\s*\((?:Hg|Hrsg|Ed|Eds)\.\))?:\s")
+
+
+def _complete(entry: str) -> bool:
+    """An entry carries its publication year (a year of a range in a title does not count)
+    and ends like one: a full stop, a bracket, a number, a DOI or a link (not "Inflation 1923,")."""
+    if not re.search(r"(?:[.)\]]|\d|https?://\S+|doi:\s*\S+)\s*$", entry):
+        return False
+    plain = re.sub(r"(?i)(?:https?://|doi:\s*)\S+", " ", entry)
+    return _publication_year(plain)[0] is not None
+
+
+def _corporate_start(line: str) -> bool:
+    """"World Health Organization (WHO): Guidelines …", "Statistisches Bundesamt (Hg.): …":
+    a body's name, a colon and a title (a place and its publisher, "Frankfurt am Main:
+    Campus 2009.", is too short to be one)."""
+    head, colon, rest = line.strip().partition(": ")
+    return bool(colon) and len(head) < 120 and re.match(r"[A-ZÄÖÜ]", head) is not None \
+        and (len(head.split()) >= 2 or re.search(r"[\[(]", head) is not None) \
+        and len(rest.split()) >= 4 and _names_only(head)
 
 
 _PAGE_NUMBER_LINE = re.compile(r"^\s*\d{1,4}\s*$")
 
 
 def _looks_whole(line: str) -> bool:
-    """A corporate-author entry on one line: "World Health Organization (2020). Title. …"."""
-    return bool(re.match(rf"^\s*[A-ZÄÖÜ][^()]{{1,80}}\(?{_YEAR}\)?[.,]", line))
+    """A corporate-author entry on one line: "World Health Organization (WHO). (2020). Title. …"."""
+    if not re.match(r"\s*[A-ZÄÖÜ]", line):
+        return False
+    year, after_names = _publication_year(line)
+    return after_names and year is not None and year.start() < 200
 
 
 def _reference(entry: str) -> Reference:
+    """Author(s), publication year, title and DOI of one entry, in any common style.
+
+    The publication year is the one right after the names (APA, Harvard, author-date:
+    ``Smith, J. (2019).``, ``Smith, John. 2019.``); otherwise the last year of the entry
+    (after the place in German humanities entries, ``Leipzig 2015``; at the end in IEEE,
+    MLA and notes-bibliography entries), never a year of a range (``1918–1933``), a year
+    inside a quoted title, a page or volume number, or an access date.
+    """
     doi = _find_doi(entry)
     plain = _DOI_IN_TEXT.sub(" ", re.sub(r"(?i)(?:https?://|doi:\s*)\S+", " ", entry))
-    year_match = re.search(rf"\(({_YEAR})\)", plain) or _YEAR_IN_TEXT.search(plain)
+    year_match, author_date = _publication_year(plain)
     year = _year(year_match.group(1)) if year_match else None
-    authors = _surnames(_author_segment(plain, year_match))
+    segment = plain[: year_match.start()] if author_date else plain[: _author_end(plain, year_match)]
+    authors = _surnames(segment)
     key = f"{_name_key(authors[0]) if authors else 'anon'}{year or ''}"
-    return Reference(key=key, authors=authors, year=year, title=_title(plain, year_match), doi=doi, raw=entry)
+    return Reference(key=key, authors=authors, aliases=_aliases(segment, authors), year=year,
+                     title=_title(plain, year_match, author_date), doi=doi, raw=entry)
+
+
+_PUB_YEAR = re.compile(rf"(?<![\w./–—-])\(?({_YEAR})(?![\w/]|\s*[–—-]\s*\d)\)?")
+# A page, volume or issue number, or an access date, is no publication year. ("S." and
+# "p." are left out: before a year they are far more often initials than pages.)
+_NOT_PUB_BEFORE = re.compile(
+    r"(?:\b(?:pp|[Vv]ol|Bd|Nr|[Nn]o|Heft|Jg|Jahrg|ISBN|ISSN)\.?\s*"
+    r"|(?i:\b(?:accessed|retrieved|cited|viewed|zugriff|zugegriffen|abgerufen|aufgerufen|zuletzt"
+    r"|stand\s*(?::|vom\b|am\b)))[^;]{0,30})$")
+_ABBREVIATIONS = frozenset("al hg hrsg ed eds jr sr co inc ltd red bearb mitarb übers trans dr prof st".split())
+_NAME_WORDS = frozenset("""and und & et al of for the für de da di du la le van von der den zu ten ter y e on in
+    u a hg hrsg ed eds""".split())
+
+
+def _publication_year(plain: str) -> tuple[re.Match | None, bool]:
+    """(the publication year's match, whether it stands right after the names)."""
+    quoted = [m.span() for m in re.finditer(r"[\"“„][^\"“”„]{3,300}[\"”“]", plain)]
+    candidates = [m for m in _PUB_YEAR.finditer(plain)
+                  if not any(a <= m.start() < b for a, b in quoted)
+                  and not _NOT_PUB_BEFORE.search(plain[max(0, m.start() - 40):m.start()])]
+    if not candidates:
+        return None, False
+    if _only_names_before(plain, candidates[0]):
+        return candidates[0], True
+    return candidates[-1], False
+
+
+def _only_names_before(plain: str, year: re.Match) -> bool:
+    """True if only author names stand before `year` ("Smith, J., & Lee, K. (2019)",
+    "World Health Organization (WHO). 2019."), not a title or a place."""
+    before = plain[: year.start()]
+    paren = year.group(0).startswith("(")
+    core = before.rstrip()
+    separated = paren or core.endswith((".", ",", ")", "]"))
+    colon_after = plain[year.end():year.end() + 2].lstrip().startswith(":")
+    if not separated and not colon_after and ("," in core.rstrip(".,") or len(core.split()) > 6):
+        return False
+    return _names_only(core)
+
+
+def _names_only(text: str) -> bool:
+    """True if `text` holds author names and nothing else: no title, place or publisher."""
+    core = text.strip().rstrip(".,&").strip()
+    if not core or len(core) > 250 or re.search(r"[:\"“„”?!]", core):
+        return False
+    for word in re.finditer(r"([\w'’-]+)\.\s", core + " "):
+        if len(word.group(1)) >= 2 and word.group(1).casefold() not in _ABBREVIATIONS:
+            return False  # "Hartung, Klaus. Die Krise 1923" — a title after the names
+    lower = [w for w in re.findall(r"[\w'’-]+", core) if w[0].islower() and w.casefold() not in _NAME_WORDS]
+    return len(lower) <= 2
+
+
+def _author_end(plain: str, year_match: re.Match | None) -> int:
+    """Where the names of an entry end when the year does not follow them: at a quoted
+    title (IEEE, MLA), a colon (German ``Hartung, Klaus: Titel``), or the first full stop
+    after a name that is no initial (``Smith, John. Title.``)."""
+    ends = [year_match.start()] if year_match else [min(len(plain), 120)]
+    quote = re.search(r"[\"“„]", plain)
+    if quote:
+        ends.append(quote.start())
+    colon = re.search(r":\s", plain)
+    if colon:
+        ends.append(colon.start())
+    for stop in re.finditer(r"([\w'’-]+)\.(?=\s)", plain):
+        word = stop.group(1)
+        if len(word) >= 2 and word.casefold() not in _ABBREVIATIONS and not word.isupper():
+            ends.append(stop.start(1) + len(word))
+            break
+    return min(ends)
 
 
 def _year(text: str) -> str:
     """"2019a" stays; every spelling of "no date" (n.d., o. J.) is "n.d."."""
-    if re.fullmatch(_IN_PRESS, text.strip()):
+    text = text.strip("() ")
+    if re.fullmatch(_IN_PRESS, text):
         return "in press"
-    return "n.d." if re.fullmatch(_NO_DATE, text.strip()) else text.strip()
+    return "n.d." if re.fullmatch(_NO_DATE, text) else text
 
 
-def _author_segment(entry: str, year_match: re.Match | None) -> str:
-    quote = re.search(r"[\"“]", entry)
-    if quote and (year_match is None or quote.start() < year_match.start()):
-        return entry[: quote.start()]  # IEEE: J. Smith and K. Lee, "Title," ...
-    return entry[: year_match.start()] if year_match else entry[:120]
+_GIVEN = re.compile(r"(?:[A-ZÄÖÜ][\w'’-]+|[A-ZÄÖÜ]\.(?:-[A-ZÄÖÜ]\.)?)"
+                    r"(?:\s+(?:[A-ZÄÖÜ][\w'’-]+|[A-ZÄÖÜ]\.(?:-[A-ZÄÖÜ]\.)?|van|von|de|der|den|da|di|du|le|la|zu|ten|ter))*")
+_EDITOR = re.compile(r"\((?:Hg|Hrsg|eds?|Eds?|Red)\.?\)|,?\s*\b(?:Hg|Hrsg|eds?|Eds?)\.(?=\s|$|[,:;])")
 
 
 def _surnames(segment: str) -> list[str]:
@@ -443,9 +593,68 @@ def _surnames(segment: str) -> list[str]:
     if not names:
         names = [m.group(1) for m in _INITIALS_SURNAME.finditer(segment)]
     if not names:
-        first = re.search(_LONG_NAME + r"(?=[\s.,(]|$)", segment.strip(" .,("))
-        names = [first.group(0)] if first else []
+        names = _full_names(segment)
+    if not names:
+        names = _corporate_name(segment)
     return [_strip_particles(n) for n in names]
+
+
+def _full_names(segment: str) -> list[str]:
+    """Given names written out: "Smith, John, and Kim Lee" (MLA, Chicago), "Seidel,
+    Otto/Winter, Paula" or "Hartung, Klaus (Hg.)" (German)."""
+    cleaned = _EDITOR.sub(" ", segment)
+    cleaned = re.sub(r"\s+(?:et\s+al\.?|u\.\s?a\.)", " ", cleaned)
+    parts = [p.strip(" .") for p in re.split(r"\s*[,;/]\s*(?:(?:and|und|&)\s+)?|\s+(?:and|und|&)\s+", cleaned)]
+    parts = [p for p in parts if p]
+    if len(parts) < 2 or not re.fullmatch(_NAME, parts[0]) or not _GIVEN.fullmatch(parts[1]):
+        return []
+    names, i = [parts[0]], 2
+    while i < len(parts):
+        part = parts[i]
+        if re.fullmatch(_NAME, part) and i + 1 < len(parts) and _GIVEN.fullmatch(parts[i + 1]) \
+                and len(parts[i + 1].split()) == 1:
+            names.append(part)  # "Winter, Paula"
+            i += 2
+        elif _GIVEN.fullmatch(part) and len(part.split()) >= 2:
+            names.append(part.split()[-1])  # "Kim Lee"
+            i += 1
+        else:
+            break
+    return names
+
+
+def _corporate_name(segment: str) -> list[str]:
+    """A body as author: "World Health Organization (WHO)", "Deutsches Institut für
+    Wirtschaftsforschung [DIW]", "OECD" — the whole name, without its abbreviation."""
+    text = re.sub(r"\s*[\[(][^\])]{1,20}[\])]", " ", segment).strip(" .,(")
+    whole = re.fullmatch(rf"{_NAME}(?:\s+(?:{_WORD}|of|for|and|on|the|für|und|des|der|die|de|du|la))*", _squash(text))
+    if whole and len(whole.group(0).split()) <= 10:
+        return [whole.group(0)]
+    first = re.search(_LONG_NAME + r"(?=[\s.,(]|$)", segment.strip(" .,("))
+    return [first.group(0)] if first else []
+
+
+def _aliases(segment: str, authors: list[str]) -> list[str]:
+    """Other names of a corporate first author: its abbreviation as written ("(WHO)",
+    "[DIW]") and the one its capitals spell ("Organisation for Economic Co-operation and
+    Development" → "OECD")."""
+    if not authors or len(authors[0].split()) < 2:
+        return []
+    out = [m.group(1) for m in re.finditer(r"[\[(]([A-ZÄÖÜ][\wÄÖÜäöü&-]{1,15})[\])]", segment)
+           if not re.fullmatch(r"(?:Hg|Hrsg|Eds?|Red)", m.group(1))]
+    acronym = _acronym(authors[0])
+    if acronym and acronym not in out:
+        out.append(acronym)
+    return out
+
+
+def _acronym(name: str) -> str | None:
+    """The capitals of a name of several words: "World Health Organization" → "WHO"."""
+    words = name.split()
+    if len(words) < 2:
+        return None
+    letters = "".join(piece[0] for w in words for piece in w.split("-") if piece and piece[0].isupper())
+    return letters if len(letters) >= 2 else None
 
 
 def _vancouver_names(segment: str) -> list[str]:
@@ -456,19 +665,42 @@ def _vancouver_names(segment: str) -> list[str]:
     return [m.group(1) for m in _VANCOUVER_NAME.finditer(head)]
 
 
-def _title(entry: str, year_match: re.Match | None) -> str | None:
-    quoted = re.search(r"[\"“](.{6,300}?)[,.]?[\"”]", entry)
+def _title(entry: str, year_match: re.Match | None, author_date: bool) -> str | None:
+    quoted = re.search(r"[\"“„](.{6,300}?)[,.]?[\"”“]", entry)
     if quoted:
         return quoted.group(1).strip(" ,.")
     if _VANCOUVER.match(entry.split(". ")[0]) and entry.count(". ") >= 1:
         return entry.split(". ")[1].strip(" .") or None
-    if year_match is None:
+    if author_date and year_match is not None:
+        after = entry[year_match.end():]
+        if year_match.group(0).startswith("(") and not year_match.group(0).endswith(")"):
+            after = after[after.find(")") + 1:] if ")" in after[:40] else after  # "(2019, March 3)"
+        after = _TITLE_TAIL.split(after.lstrip(" ).,:"))[0]
+        # The title runs to the first full stop that is followed by a capital (the venue).
+        end = re.search(r"[.?!](?=\s+[A-ZÄÖÜ]|\s*$)", after)
+        return after[: end.start() if end else len(after)].strip() or None
+    start = _author_end(entry, year_match)
+    if year_match is not None and year_match.start() <= start:
         return None
-    after = entry[year_match.end() :].lstrip(" ).,:")
-    # The title runs to the first full stop that is followed by a capital (the venue).
-    end = re.search(r"[.?!](?=\s+[A-ZÄÖÜ]|\s*$)", after)
-    title = after[: end.start() if end else len(after)].strip()
+    region = entry[start:year_match.start() if year_match else len(entry)].lstrip(" .:,")
+    region = _TITLE_TAIL.split(region)[0]
+    end = re.search(r"[.?!](?=\s+[A-ZÄÖÜ])", region)
+    if end:
+        title = region[: end.start()]
+    elif year_match is not None and "," in region:
+        title = region[: region.rfind(",")]  # "Titel, Leipzig 2015", "Titel, Frankfurt: Campus 2009"
+    else:
+        title = region
+    title = title.strip(" .,:")
     return title or None
+
+
+# What follows a title: a collection it appears in ("Titel, in: Sammelband"), its editor
+# or translator ("hg. v.", "edited by"), its edition ("5. Aufl.", "2nd ed.").
+_TITLE_TAIL = re.compile(
+    r"[,.]\s+(?:in|In)\s*:\s|[,.]\s+(?:hg\.|hrsg\.|Hg\.|Hrsg\.|ed\.\s+by|edited\s+by|übers\.|trans\.|translated\s+by)\s"
+    r"|[,.]?\s*\d+\.?\s*(?:(?:überarb|erw|aktual|neu\s+bearb)\.?\s*(?:und\s+)?)*(?:Aufl(?:age)?\.?|Ed\.|ed\.|edn\.?)(?=\s|,|$)"
+    r"|[,.]?\s*\d+(?:st|nd|rd|th)\s+(?:ed|edn|edition)\b")
 
 
 def _find_doi(text: str) -> str | None:
@@ -489,10 +721,12 @@ class _Marker(BaseModel):
     number: int | None = None
     locator: str | None = None
     reference: Reference | None = None  #: a full reference written in a footnote
+    short_title: str | None = None  #: a footnote's short title instead of a year ("" for a. a. O.)
 
 
-def _find_markers(text: str, numeric_style: bool, footnotes: dict[str, str]) -> list[tuple[int, _Marker]]:
-    found = _parenthetical(text) + _narrative(text) + _footnote_marks(text, footnotes, numeric_style)
+def _find_markers(text: str, numeric_style: bool, footnotes: dict[str, str],
+                  known: frozenset[str] | set[str] = frozenset()) -> list[tuple[int, _Marker]]:
+    found = _parenthetical(text) + _narrative(text, known) + _footnote_marks(text, footnotes, numeric_style, known)
     if numeric_style:
         found += _numeric(text)
     return sorted(found, key=lambda item: item[0])
@@ -527,18 +761,30 @@ def _items(part: str, offset: int, span: tuple[int, int], kind: str) -> list[tup
             for year, text in _split_years(item)]
 
 
-def _narrative(text: str) -> list[tuple[int, _Marker]]:
+_NAME_BEFORE = re.compile(rf"(?:(?<=\s)|^)(?:(?:{_WORD}|of|for|on|and|für|und|des)\s+){{1,6}}$")
+
+
+def _narrative(text: str, known: frozenset[str] | set[str] = frozenset()) -> list[tuple[int, _Marker]]:
     found = []
     for match in _NARRATIVE.finditer(text):
-        if match.group("authors").split()[0] in _NOT_AUTHORS:
+        start, names = match.start(), match["authors"]
+        before = _NAME_BEFORE.search(text[:start])
+        if before:  # a corporate author of the list: "the World Health Organization (2019) reports"
+            words = text[before.start():start].split()
+            for i in range(len(words)):
+                if _name_key(" ".join(words[i:] + [names])) in known:
+                    start = start - len(" ".join(words[i:])) - 1
+                    names = " ".join(words[i:] + [names])
+                    break
+        if names.split()[0] in _NOT_AUTHORS:
             continue
-        authors, et_al = _cited_names(match["authors"]), _et_al(match)
+        authors, et_al = _cited_names(names), _et_al(match)
         years = _year_list(match["years"])
         for year in years:
-            literal = match.group(0) if len(years) == 1 else f"{match['authors']} ({year})"
-            marker = _Marker(text=_squash(literal), kind="narrative", group=match.span(), authors=authors,
+            literal = text[start:match.end()] if len(years) == 1 else f"{names} ({year})"
+            marker = _Marker(text=_squash(literal), kind="narrative", group=(start, match.end()), authors=authors,
                              et_al=et_al, year=_year(year), locator=match["locator"])
-            found.append((match.start(), marker))
+            found.append((start, marker))
     return found
 
 
@@ -552,7 +798,8 @@ def _numeric(text: str) -> list[tuple[int, _Marker]]:
     return found
 
 
-def _footnote_marks(text: str, footnotes: dict[str, str], numeric_style: bool) -> list[tuple[int, _Marker]]:
+def _footnote_marks(text: str, footnotes: dict[str, str], numeric_style: bool,
+                    known: frozenset[str] | set[str] = frozenset()) -> list[tuple[int, _Marker]]:
     """A footnote mark cites what its footnote holds: author–year items, a full reference, ebd.
     A raised number without a footnote, in a thesis with a numbered list, is a numeric
     citation set in superscript (Vancouver)."""
@@ -564,31 +811,117 @@ def _footnote_marks(text: str, footnotes: dict[str, str], numeric_style: bool) -
                 found += [(mark.start(), _Marker(text=f"[{n}]", kind="numeric", group=mark.span(), number=n))
                           for n in _expand(mark.group(1))]
             continue
-        for part in re.finditer(r"[^;]+", note):
-            found += [(mark.start(), m) for m in _footnote_items(part.group(0), mark.span())]
+        for part in _note_parts(note):
+            found += [(mark.start(), m) for m in _footnote_items(part, mark.span(), known)]
     return found
 
 
-def _footnote_items(part: str, span: tuple[int, int]) -> list[_Marker]:
+_ENDS_WITH_LOCATOR = re.compile(r"(?:\b(?:S|p|pp)\.\s*\d+(?:\s*[–-]\s*\d+)?(?:\s*ff?)?|\d{4}[a-z]?)$")
+
+
+def _note_parts(note: str) -> list[str]:
+    """A footnote's citations: parts split at ";", and at a full stop after a page or a
+    year that a new sentence follows ("Vgl. Hartung 2015, S. 112. Ähnlich Brandt 2009.")."""
+    parts = []
+    for part in re.findall(r"[^;]+", note):
+        start = 0
+        for stop in re.finditer(r"\.\s+(?=[A-ZÄÖÜ])", part):
+            before = part[start:stop.start()]
+            if _ENDS_WITH_LOCATOR.search(before) and ":" not in before:
+                parts.append(before)
+                start = stop.end()
+        parts.append(part[start:])
+    return parts
+
+
+_GIVEN_WORD = r"(?:[A-ZÄÖÜ][a-zäöüß'’-]+|[A-ZÄÖÜ]\.)"
+# Chicago's first note: "Sarah Miller, Tenants and Courts (Oxford: Clarendon, 2012), 45."
+_FIRST_LAST_NOTE = re.compile(
+    rf"^(?:{_GIVEN_WORD}\s+){{1,3}}(?P<surname>{_NAME})"
+    rf"(?:,?\s+(?:and|&|und)\s+(?:{_GIVEN_WORD}\s+){{1,3}}{_NAME})?,\s+\S")
+_NO_TITLE = r"(?:a\.\s?a\.\s?O\.?|op\.\s?cit\.?|loc\.\s?cit\.?)"
+# A short title instead of a year: "Hartung, Mieterschutz, S. 118", "Miller, Tenants and
+# Courts, 50", "Hartung, a. a. O., S. 5", "Hartung: Mieterschutz (wie Anm. 3), S. 118".
+_SHORT_TITLE_NOTE = re.compile(
+    rf"(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*){_ET_AL}?(?:,\s*(?:[A-ZÄÖÜ]\.\s*)+)?"
+    rf"(?:[,:]\s+(?!(?:S|p|pp)\.\s*\d)(?P<title>{_NO_TITLE}|[^,;()]{{2,120}}?))?"
+    rf"(?:\s*\((?:wie|see|s\.|vgl\.)\s+(?:Anm|Fn|n|note)\.?[^)]*\))?"
+    rf"(?:,?\s*(?P<locator>{_LOCATOR}))?\s*\.?\s*$")
+_SAME_AUTHOR = "Ders."  #: the author of the citation before ("Ders.", "Dies.", "Id.")
+_SAME_AUTHOR_NOTE = re.compile(r"(?:Ders|Dies|Dieselbe|Derselbe|Dieselben|Id|Idem|Eadem)\.(?=\s*,)")
+_LEAD_IN = re.compile(
+    r"^(?:(?:(?i:see\s+also|see|cf\.|compare|vgl\.(?:\s+auch)?|siehe(?:\s+auch)?)|e\.\s?g\.|z\.\s?B\.)\s*,?\s*"
+    r"|(?!(?:ebd|ebenda|ibid|ibidem|a\.\s?a\.\s?O|op\.\s?cit)\b)[a-zäöüß][\w-]*\.?,?\s+(?=\S)){1,5}")
+_NOTE_LOCATOR = re.compile(
+    r"(?:,\s*(?P<page>(?:S|p|pp)\.\s*\d+(?:\s*[–-]\s*\d+)?(?:\s*ff?\.?)?)"
+    r"|\),?\s*(?P<bare>\d{1,4}(?:\s*[–-]\s*\d{1,4})?))\s*\.?\s*$")
+
+
+def _footnote_items(part: str, span: tuple[int, int], known: frozenset[str] | set[str] = frozenset()) -> list[_Marker]:
+    """The citations one ``;``-separated part of a footnote holds: ebd./ibid.; a full
+    reference ("Hartung, Klaus: Titel, Leipzig 2015, S. 112", "Sarah Miller, Title (Oxford:
+    Clarendon, 2012), 45"); an author–year; or a short title of a work by an author of the
+    list ("Hartung, Mieterschutz, S. 118")."""
     stripped = re.sub(rf"(?i)^\s*{_PREFIX}", "", part.strip()).strip()
+    stripped = re.sub(r"(?<=\d)\s*\.$", "", stripped)  # "Ibid., 47." / "S. 112."
     ibid = _IBID.match(stripped)
     if ibid and re.fullmatch(r"[\s.,]*", stripped[ibid.end():]):
         return [_Marker(text=_squash(ibid["marker"]), kind="ibid", group=span, locator=ibid["locator"])]
+    stripped = _LEAD_IN.sub("", stripped)  # "Vgl. hierzu ausführlich Hartung …", "See, e.g., Smith …"
+    lead = re.match(r"([A-ZÄÖÜ][\w-]*),?\s+(?=([A-ZÄÖÜ][\w'’-]+))", stripped)
+    if lead and _name_key(lead.group(1)) not in known and _name_key(lead.group(2)) in known:
+        stripped = stripped[lead.end():]  # "Anders Hartung 2015", "Ähnlich Brandt 2009"
+    same = _SAME_AUTHOR_NOTE.match(stripped)
+    if same:  # "Ders., Kündigungsschutz, S. 5": the author of the note before, another work
+        items = _short_title_item("Same" + stripped[same.end():], span, {"same"})
+        return [m.model_copy(update={"authors": [_SAME_AUTHOR], "text": _squash(same.group(0) + m.text[4:])})
+                for m in items]
+    located = _NOTE_LOCATOR.search(stripped)
+    locator = (located["page"] or located["bare"]) if located else None
+    first_last = _FIRST_LAST_NOTE.match(stripped)
+    if first_last and _name_key(_strip_particles(first_last["surname"])) in known:
+        year, _ = _publication_year(stripped)
+        if year is not None:
+            surname = _strip_particles(first_last["surname"])
+            return [_Marker(text=_squash(f"{surname} {_year(year.group(1))}"), kind="footnote", group=span,
+                            authors=[surname], year=_year(year.group(1)), locator=locator)]
     if _AUTHOR_YEAR_START.match(stripped) and _YEAR_IN_TEXT.search(stripped) and len(stripped.split()) > 5:
         ref = _reference(stripped)  # a full reference: "Müller, A. (2019). Title. Journal."
         if ref.authors and ref.year:
             return [_Marker(text=_squash(f"{ref.authors[0]} {ref.year}"), kind="footnote", group=span,
-                            authors=ref.authors, year=ref.year, reference=ref)]
+                            authors=ref.authors, year=ref.year, reference=ref, locator=locator)]
     item = re.match(
         rf"(?P<marker>(?P<authors>{_AUTHORS}),?\s+\(?(?P<years>{_YEARS})\)?"
         rf"(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
     if item is None:  # a short title between name and year: "Müller, Hitze in Städten, 2019, S. 12"
         item = re.match(rf"(?P<marker>(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*){_ET_AL}?,\s+[^;]{{1,120}}?"
-                        rf"\b(?P<years>{_YEAR})(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
-    if item is None or item["authors"].split()[0] in _NOT_AUTHORS:
+                        rf"\b(?P<years>{_YEAR})(?!\s*[–—-]\s*\d)(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
+    if item is None:
+        ref = _reference(stripped)  # any full reference by an author of the list, corporate ones too
+        if ref.authors and ref.year and _name_key(ref.authors[0]) in known:
+            return [_Marker(text=_squash(f"{ref.authors[0]} {ref.year}"), kind="footnote", group=span,
+                            authors=ref.authors, year=ref.year, reference=ref, locator=locator)]
+        return _short_title_item(stripped, span, known)
+    if item["authors"].split()[0] in _NOT_AUTHORS:
         return []
     return [_Marker(text=text, kind="footnote", group=span, authors=_cited_names(item["authors"]), et_al=_et_al(item),
                     year=_year(year), locator=item["locator"]) for year, text in _split_years(item)]
+
+
+def _short_title_item(note: str, span: tuple[int, int], known: frozenset[str] | set[str]) -> list[_Marker]:
+    """"Hartung, Mieterschutz, S. 118": only for an author of the reference list, so a
+    remark that happens to start with a name is no citation."""
+    item = _SHORT_TITLE_NOTE.match(note)
+    if item is None or item["authors"].split()[0] in _NOT_AUTHORS:
+        return []
+    authors = _cited_names(item["authors"])
+    if not authors or _name_key(authors[0]) not in known:
+        return []
+    written = (item["title"] or "").strip()
+    title = "" if not written or re.fullmatch(_NO_TITLE, written) else written.strip(" .")
+    text = _squash(note[: item.end("locator")] if item["locator"] else note).rstrip(" .")
+    return [_Marker(text=text, kind="footnote", group=span, authors=authors, et_al=_et_al(item),
+                    short_title=title, locator=item["locator"])]
 
 
 def _ibid(marker: _Marker, previous: _Marker | None) -> _Marker:
@@ -597,7 +930,7 @@ def _ibid(marker: _Marker, previous: _Marker | None) -> _Marker:
         return marker
     return marker.model_copy(update={
         "authors": previous.authors, "et_al": previous.et_al, "year": previous.year, "number": previous.number,
-        "reference": previous.reference})
+        "reference": previous.reference, "short_title": previous.short_title})
 
 
 def _et_al(match: re.Match) -> bool:
@@ -635,7 +968,7 @@ def _expand(items: str) -> list[int]:
 
 
 def _cited_names(authors: str) -> list[str]:
-    authors = re.sub(r"\s+(?:et\s+al\.?|u\.\s?a\.)", "", authors)
+    authors = re.sub(r"\s+(?:et\s+al\.?|u\.\s?a\.)|\s*\[[^\]]*\]", "", authors)
     parts = re.split(r",|/|\s&\s|\sand\s|\sund\s", _squash(authors))
     return [_strip_particles(n.strip()) for n in parts if n.strip()]
 
@@ -729,17 +1062,23 @@ def _claim(segment: str, groups: dict[tuple[int, int], _Marker]) -> str:
 
 def _resolve(marker: _Marker, references: list[Reference]) -> tuple[Reference | None, str | None]:
     label = _marker_label(marker)
+    if marker.kind == "ibid" and marker.reference is not None:  # the work the citation before resolved to
+        return marker.reference, None
+    if marker.authors and marker.year is None and marker.short_title is not None:
+        return _resolve_short_title(marker, references, label)
     if marker.number is not None:
         ref = next((r for r in references if r.number == marker.number), None)
         return ref, None if ref else f"no reference entry for '{label}'"
     if not marker.authors or marker.year is None:
         return None, "ebd./ibid. without a citation before it" if marker.kind == "ibid" else \
             f"no reference entry for '{label}'"
-    first = _name_key(marker.authors[0])
-    candidates = [
-        r for r in references
-        if r.authors and _same_name(first, _name_key(r.authors[0])) and _same_year(marker.year, r.year)
-    ]
+    candidates = [r for r in references if _names_fit(marker.authors[0], r) and _same_year(marker.year, r.year)]
+    words = marker.authors[0].split()
+    for i in range(1, len(words)):  # a word before the name: "Anders Hartung 2015", "Ähnlich Brandt 2009"
+        if candidates:
+            break
+        candidates = [r for r in references
+                      if _names_fit(" ".join(words[i:]), r) and _same_year(marker.year, r.year)]
     if not candidates:
         if marker.reference is not None:  # the footnote wrote the whole reference
             return marker.reference, None
@@ -752,6 +1091,23 @@ def _resolve(marker: _Marker, references: list[Reference]) -> tuple[Reference | 
     return top[0], None
 
 
+def _resolve_short_title(marker: _Marker, references: list[Reference],
+                         label: str) -> tuple[Reference | None, str | None]:
+    """The one entry of the author whose title holds the short title's words (each word
+    may be shortened: "Mieterschutz Weimar"); without a short title (a. a. O.) the
+    author's only entry."""
+    same = [r for r in references if _names_fit(marker.authors[0], r)]
+    words = _content_words(marker.short_title or "")
+    if words:
+        same = [r for r in same if r.title and all(
+            any(t.startswith(w) for t in _content_words(r.title)) for w in words)]
+    if len(same) == 1:
+        return same[0], None
+    if len(same) > 1:
+        return None, f"ambiguous: {len(same)} reference entries match '{label}'"
+    return None, f"no reference entry for '{label}'"
+
+
 def _marker_label(marker: _Marker) -> str:
     if marker.number is not None:
         return f"[{marker.number}]"
@@ -759,7 +1115,24 @@ def _marker_label(marker: _Marker) -> str:
         return marker.text
     names = marker.authors[0] + (" et al." if marker.et_al or len(marker.authors) > 2 else
                                  f" & {marker.authors[1]}" if len(marker.authors) == 2 else "")
+    if marker.year is None and marker.short_title is not None:
+        return f"{names}, {marker.short_title}" if marker.short_title else names
     return f"{names} {marker.year}"
+
+
+def _names_fit(cited: str, ref: Reference) -> bool:
+    """The cited first author is the entry's: the same surname, or a corporate author by
+    its name or abbreviation ("WHO" for "World Health Organization (WHO)")."""
+    if not ref.authors:
+        return False
+    cited_key, listed = _name_key(cited), _name_key(ref.authors[0])
+    if _same_name(cited_key, listed):
+        return True
+    listed_forms = {_name_key(a) for a in ref.aliases}
+    cited_acronym = _acronym(cited)
+    if cited_acronym:
+        return _name_key(cited_acronym) in listed_forms | {listed}
+    return cited_key in listed_forms
 
 
 def _same_name(cited: str, listed: str) -> bool:
@@ -797,7 +1170,10 @@ class _PreparedSource:
     def __init__(self, source: SourceInfo) -> None:
         self.id = source.id
         self.head = source.text[:8000]
-        self.names = _name_key(self.head)
+        # Names and years inside citations ("(Okafor, 2021)", "Abel (2020) showed") are
+        # works the source cites, never its own byline.
+        self.own = _squash(_without_citations(self.head))
+        self.names = _name_key(self.own)
         self.dois = {d.rstrip(".,;)]>").lower() for d in _DOI_IN_TEXT.findall(source.text)}
         if source.metadata.get("doi"):
             self.dois.add(source.metadata["doi"].lower())
@@ -817,6 +1193,13 @@ def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> SourceMa
             return SourceMatch(source_id=hits[0].id, method="doi")
         if len(hits) > 1:
             return _ambiguous(hits, label)
+    if ref.year and not ref.year[:4].isdigit():  # n.d., in press: the author and the title
+        named = [s for s in sources if _author_on_page(ref, s.names, s.own) or _metadata_names(ref, s)]
+        best, tied = _best_by_title(ref, named, minimum=0.5)
+        if best is not None:
+            return SourceMatch(source_id=best.id, method="title")
+        if len(tied) > 1:
+            return _ambiguous(tied, label)
     by_author = [s for s in sources if _author_year_on_page(ref, s)]
     if len(by_author) == 1:
         return SourceMatch(source_id=by_author[0].id, method="author_year")
@@ -845,11 +1228,13 @@ def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> SourceMa
 
 def _distinct(sources: list[_PreparedSource]) -> list[_PreparedSource]:
     """One of each set of identical uploads (same text): copies are no ambiguity."""
-    seen: set[str] = set()
+    seen: set[tuple] = set()
     out = []
     for source in sources:
-        if source.head not in seen:
-            seen.add(source.head)
+        # Scans with the same (empty) text layer but their own metadata are different works.
+        identity = (source.head, source.author, source.title, tuple(sorted(source.dois)))
+        if identity not in seen:
+            seen.add(identity)
             out.append(source)
     return out
 
@@ -876,12 +1261,35 @@ def _author_year_on_page(ref: Reference, source: _PreparedSource, within: int | 
         return False
     name = re.escape(_name_key(ref.first_author))
     year = ref.year[:4]
-    names, head = (source.names, source.head) if within is None else (source.names[:within], source.head[:within])
-    on_page = re.search(rf"\b{name}\b", names) and re.search(rf"\b{year}\b", head)
+    names, own = (source.names, source.own) if within is None else (source.names[:within], source.own[:within])
+    on_page = _author_on_page(ref, names, own) and re.search(rf"\b{year}\b", own)
     if within is not None:
         return bool(on_page)
     in_filename = re.search(name, source.filename_key) and year in source.filename_key
     return bool(on_page or in_filename)
+
+
+def _author_on_page(ref: Reference, names: str, own: str) -> bool:
+    """The first author's surname (or a corporate author's name, or its abbreviation
+    written in capitals) on the page, outside citations."""
+    name = r"\s+".join(re.escape(w) for w in _name_key(ref.first_author or "").split())
+    if name and re.search(rf"\b{name}\b", names):
+        return True
+    return any(re.search(rf"\b{re.escape(alias)}\b", own) for alias in ref.aliases)
+
+
+_CITATION_IN_SOURCE = re.compile(
+    rf"\([^()]{{0,200}}?[A-ZÄÖÜ][\w'’-]+[^()]{{0,40}}?,?\s+(?:19|20)\d{{2}}[a-z]?\b[^()]{{0,200}}\)"
+    rf"|{_NAME}{_ET_AL}?(?:\s+(?:and|&|und)\s+{_NAME})?['’]?s?\s+\((?:19|20)\d{{2}}[a-z]?[^()]{{0,20}}\)")
+
+
+def _without_citations(text: str) -> str:
+    return _CITATION_IN_SOURCE.sub(" ", text)
+
+
+def _metadata_names(ref: Reference, source: _PreparedSource) -> bool:
+    return bool(ref.first_author and source.author
+                and re.search(rf"\b{re.escape(_name_key(ref.first_author))}\b", source.author))
 
 
 def _metadata_fits(ref: Reference, source: _PreparedSource) -> bool:
