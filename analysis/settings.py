@@ -120,7 +120,8 @@ class PipelineSettings(EnvSettings):
     passages_per_claim: int = Field(3, ge=1, le=20)
     #: Provider calls in flight at once, across every worker process.
     judge_concurrency: int = Field(4, ge=1)
-    #: How long a judge waits for a free provider slot before its message is retried.
+    #: How long a judge waits for a free provider slot before a new message takes its citation
+    #: over (waiting burns no retry).
     judge_slot_wait_seconds: float = Field(10.0, ge=0)
     #: Dispatches of one citation's judge message before the stall sweeper fails the job.
     judge_max_dispatches: int = Field(3, ge=1)
