@@ -310,12 +310,13 @@ def _env_epilog(*mappings: dict[str, str]) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     from analysis.settings import ENVIRONMENT as QUEUE_ENV
+    from analysis.settings import PIPELINE_ENVIRONMENT as PIPELINE_ENV
     from web.settings import ENVIRONMENT as WEB_ENV
 
     fmt = argparse.RawDescriptionHelpFormatter
     db_env = _env_epilog({"database_url": "DATABASE_URL"}, {"home": "CITEQ_HOME"})
     queue_env = _env_epilog({"database_url": "DATABASE_URL"}, QUEUE_ENV)
-    all_env = _env_epilog(BROKER_ENV, QUEUE_ENV, WEB_ENV)
+    all_env = _env_epilog(BROKER_ENV, QUEUE_ENV, PIPELINE_ENV, WEB_ENV)
     parser = argparse.ArgumentParser(prog="citeq", description=__doc__, formatter_class=fmt, epilog=all_env)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

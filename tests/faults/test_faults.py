@@ -23,7 +23,8 @@ from analysis import sweepers
 from tests.conftest import wait_for
 from tests.faults import harness
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(harness.BATCH_DEADLINE + 300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(
+    harness.BATCH_DEADLINE + harness.SCHEDULER_AWAY_SECONDS + harness.PROVIDER_DOWN_SECONDS + 300)]
 
 
 def test_connections_cut_at_random_between_workers_and_postgres(faulty, conn, db):
