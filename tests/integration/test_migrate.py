@@ -40,9 +40,10 @@ def test_migrating_again_applies_nothing(db):
     assert migrations.migrate(db) == []
 
 
-def test_migration_files_are_numbered_without_gaps():
+def test_migration_files_are_numbered_in_order_each_number_once():
+    # Gaps are allowed: branches developed side by side are given numbers ahead of time.
     versions = [v for v, _, _ in migrations.discover()]
-    assert versions == list(range(1, len(versions) + 1))
+    assert versions[0] == 1 and versions == sorted(set(versions))
 
 
 def test_a_badly_named_migration_is_refused(tmp_path):
