@@ -43,6 +43,9 @@ from .settings import PipelineSettings
 
 logger = logging.getLogger(__name__)
 
+#: Imported once into the parse sandbox's fork server instead of once per document.
+READER_MODULES = ("pypdf",)
+
 
 def parse_job(parse_job_id: int, *, broker=None, settings: PipelineSettings | None = None) -> str | None:
     """Parse every unfinished item of the job; its terminal status (None if it had ended)."""
@@ -152,7 +155,7 @@ def _embed(item_id: int, texts: Sequence[str]) -> list[str | None]:
 
 def _budget(settings: PipelineSettings) -> dict:
     return {"cpu_seconds": settings.parse_cpu_seconds, "memory_bytes": settings.parse_memory_mb << 20,
-            "wall_seconds": settings.parse_wall_seconds}
+            "wall_seconds": settings.parse_wall_seconds, "preload": READER_MODULES}
 
 
 def _too_complex(filename: str, exc: SandboxError) -> str:

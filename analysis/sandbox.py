@@ -11,8 +11,11 @@ a child with ``RLIMIT_CPU`` and ``RLIMIT_AS`` set, and the parent waits at most
 
 Children come from a ``forkserver`` (a clean single-threaded process started once and
 forked per call): forking the multi-threaded worker itself would copy its locks in
-whatever state its other threads hold them. The function's module is preloaded into the
-fork server, so a call pays for a fork, not for imports.
+whatever state its other threads hold them. The function's module, the program's main
+module and the modules named in ``preload`` are imported once into the fork server, so a
+call pays for a fork, not for imports (the first caller's choice counts: the fork server
+starts then). As with any ``spawn``/``forkserver`` program, a script that calls this must
+keep its top-level work under ``if __name__ == "__main__":``.
 
 The function and its arguments must be picklable (a module-level function), and so must
 its result. An exception it raises is raised again in the caller when it pickles; one that
@@ -25,7 +28,7 @@ import multiprocessing
 import resource
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 _lock = threading.Lock()
@@ -53,14 +56,14 @@ class SandboxCrashed(SandboxError):
 
 
 def run_limited(fn: Callable[..., Any], *args: Any, cpu_seconds: float, memory_bytes: int | None,
-                wall_seconds: float) -> Any:
+                wall_seconds: float, preload: Sequence[str] = ()) -> Any:
     """``fn(*args)`` in a child process under the given budgets; its result.
 
     Raises :class:`ResourceLimitExceeded` when a budget runs out (the child is killed),
     :class:`SandboxCrashed` when the child dies otherwise, and whatever ``fn`` raised.
     ``memory_bytes=None`` leaves the address space unlimited.
     """
-    ctx = _forkserver(fn.__module__)
+    ctx = _forkserver([fn.__module__, *preload])
     receiver, sender = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(sender, fn, args, cpu_seconds, memory_bytes), daemon=True)
     child.start()
@@ -85,13 +88,14 @@ def run_limited(fn: Callable[..., Any], *args: Any, cpu_seconds: float, memory_b
     raise value
 
 
-def _forkserver(module: str):
+def _forkserver(modules: list[str]):
     global _context
     with _lock:
         if _context is None:
             _context = multiprocessing.get_context("forkserver")
-            # Effective only before the fork server starts: the first caller's module.
-            _context.set_forkserver_preload(["analysis.sandbox", module])
+            # Effective only before the fork server starts: the first caller's modules.
+            # "__main__" imports the main module once there, not once per child.
+            _context.set_forkserver_preload(["__main__", "analysis.sandbox", *modules])
         return _context
 
 
