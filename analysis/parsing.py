@@ -32,9 +32,9 @@ from collections.abc import Sequence
 import psycopg2
 
 from . import db, messages
-from .cleantext import clean_tree
 from .chunking import split_passages
 from .citations import DOI_PATTERN, _find_doi
+from .cleantext import clean_tree
 from .embeddings import embedder_for
 from .judges import ProviderError
 from .pdftext import ParseError, extract_pages

@@ -49,7 +49,8 @@ JUDGE_QUEUE = "judge"
 
 
 class ProviderBusy(Exception):
-    """Every provider slot stayed taken, or the daily budget is spent: retry the message later."""
+    """The provider rate-limited us, or its daily budget is spent: retry the message later.
+    (Slots that stay taken are not this: see :class:`budget.SlotsTaken`.)"""
 
 
 class CitationView(BaseModel):

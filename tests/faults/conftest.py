@@ -7,7 +7,7 @@ from __future__ import annotations
 import psycopg2
 import pytest
 
-from tests.e2e.conftest import Processes, processes  # noqa: F401 - the e2e processes fixture
+from tests.e2e.conftest import processes  # noqa: F401 - the e2e processes fixture
 from tests.faults import harness
 
 

@@ -130,8 +130,11 @@ def terminal(conn, jobs: list[int]) -> bool:
 def check_and_tally(conn, case: str, jobs: list[int], faults: int) -> None:
     """After a fault: every admitted job ended, charged once (refunded once if failed), no
     verdict written twice, nothing lost. Counts go to the tally before the asserts."""
-    ended = wait_for(lambda: terminal(conn, jobs), timeout=BATCH_DEADLINE, interval=0.2,
-                     message=f"{case}: every job ended") if True else False
+    try:
+        ended = wait_for(lambda: terminal(conn, jobs), timeout=BATCH_DEADLINE, interval=0.2,
+                         message=f"{case}: every job ended")
+    except AssertionError:
+        ended = False  # counted as lost below, then failed
     rows = query(conn, """
         SELECT j.id, j.status::text, j.failure_reason,
                count(*) FILTER (WHERE l.kind = 'charge'), count(*) FILTER (WHERE l.kind = 'refund'),
