@@ -10,6 +10,13 @@ format: PDF, DOCX, Markdown, plain text), into a picklable `Document`: its pages
 into passages by :mod:`analysis.chunking` for retrieval, and its structure (headings,
 paragraphs, footnotes) and metadata (PDF /Author, /Title, /CreationDate) are stored with
 the document, because citation extraction works from them.
+The reader runs in a child process under a CPU-time, memory and wall-clock budget
+(:mod:`analysis.sandbox`; ``CITEQ_PARSE_CPU_SECONDS``, ``CITEQ_PARSE_MEMORY_MB``,
+``CITEQ_PARSE_WALL_SECONDS``): a document over budget fails its item with
+``document_too_complex`` and the next item goes on. Its text then loses control characters
+(:mod:`analysis.cleantext`), whichever reader produced it. A write the database refuses for a
+reason that retrying cannot fix fails the item (``document_not_stored``) instead of leaving
+it ``running`` to be retried.
 
 When an embedding provider is configured (analysis/embeddings.py), the passages are
 embedded before their transaction — no network call holds a database transaction open.
@@ -25,16 +32,23 @@ import os
 import re
 from collections.abc import Sequence
 
+import psycopg2
+
 from . import db, messages
 from .chunking import split_passages
 from .citations import DOI_PATTERN, _find_doi
+from .cleantext import clean_tree
 from .embeddings import embedder_for
 from .judges import ProviderError
 from .pdftext import ParseError
 from .readers import extract_document
+from .sandbox import ResourceLimitExceeded, SandboxError, run_limited
 from .settings import PipelineSettings
 
 logger = logging.getLogger(__name__)
+
+#: Imported once into the parse sandbox's fork server instead of once per document.
+READER_MODULES = ("pypdf", "docx", "analysis.readers")
 
 
 def parse_job(parse_job_id: int, *, broker=None, settings: PipelineSettings | None = None) -> str | None:
@@ -71,9 +85,12 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
               f"{filename} could not be parsed: the parser stopped {attempts - 1} times while reading it.")
         return True
     try:
-        document = extract_document(bytes(data), filename)
+        document = clean_tree(run_limited(extract_document, bytes(data), filename, **_budget(settings)))
     except ParseError as exc:
         _fail(broker, item_id, attempts, _code(exc), exc.reason)
+        return True
+    except SandboxError as exc:
+        _fail(broker, item_id, attempts, "document_too_complex", _too_complex(filename, exc))
         return True
     pages = document.pages
     passages = split_passages(pages)
@@ -84,6 +101,15 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
                                      embeddings, metadata, data, sha256, attempts, document.structure())
     except _ClaimLost:
         return True  # claimed again by another delivery meanwhile: its document wins, ours rolled back
+    except psycopg2.OperationalError:
+        raise  # the database is away or the transaction lost a race: the message is retried
+    except (psycopg2.Error, ValueError) as exc:
+        # Refused for what the values are (the driver raises ValueError for a NUL): a retry
+        # would be refused the same way, so the item fails now and its upload goes on.
+        logger.exception("parsed upload not stored", extra={"action": "item_not_stored", "item_id": item_id})
+        _fail(broker, item_id, attempts, "document_not_stored",
+              f"{filename} was read but its text could not be stored ({type(exc).__name__}).")
+        return True
     logger.info("upload parsed", extra={"action": "item_parsed", "parse_job_id": job_id, "item_id": item_id,
                                         "document_id": document_id, "pages": len(pages),
                                         "chunks": len(passages)})
@@ -130,6 +156,17 @@ def _embed(item_id: int, texts: Sequence[str]) -> list[str | None]:
                                                        "reason": str(exc)})
         return [None] * len(texts)
     return ["{" + ",".join(repr(x) for x in v) + "}" for v in vectors]
+
+
+def _budget(settings: PipelineSettings) -> dict:
+    return {"cpu_seconds": settings.parse_cpu_seconds, "memory_bytes": settings.parse_memory_mb << 20,
+            "wall_seconds": settings.parse_wall_seconds, "preload": READER_MODULES}
+
+
+def _too_complex(filename: str, exc: SandboxError) -> str:
+    if isinstance(exc, ResourceLimitExceeded):
+        return f"{filename} is too complex to read: the parser {exc}. Simplify or split the document."
+    return f"{filename} could not be read: the parser stopped ({exc})."
 
 
 def _fail(broker, item_id: int, attempts: int, code: str, reason: str) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
-import time
+import random
 from collections import defaultdict
 from datetime import datetime
 
@@ -38,7 +38,6 @@ from .embeddings import OpenAIEmbedder, embedder_for
 from .judges import (Judge, Judgement, OfflineJudge, ProviderError, ProviderPermanentError, ProviderRateLimited,
                      ProviderRejected, Verdict, judge_from_env, source_missing_judgement)
 from .pdftext import Page
-from .ratelimits import PostgresRateLimiterBackend, provider_concurrency
 from .retrieval import FUSION_DEPTH, Hit, fuse_ranks
 from .settings import PipelineSettings, QueueSettings
 from .sources import SourceStore, document_index, store_for
@@ -51,7 +50,8 @@ JUDGE_QUEUE = "judge"
 
 
 class ProviderBusy(Exception):
-    """Every provider slot stayed taken, or the daily budget is spent: retry the message later."""
+    """The provider rate-limited us, or its daily budget is spent: retry the message later.
+    (Slots that stay taken are not this: see :class:`budget.SlotsTaken`.)"""
 
 
 class CitationView(BaseModel):
@@ -221,8 +221,9 @@ def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | Non
                    store: SourceStore | None = None, settings: PipelineSettings | None = None,
                    embedder: OpenAIEmbedder | None = None) -> str:
     """Judge one citation (idempotent); what happened: ``judged``, ``completed`` (this was
-    the last verdict and the job finished), ``skipped`` (judged already, job ended), or
-    ``failed`` (the provider refuses the configuration: the job failed and was refunded)."""
+    the last verdict and the job finished), ``skipped`` (judged already, job ended),
+    ``failed`` (the provider refuses the configuration: the job failed and was refunded), or
+    ``waiting`` (every provider slot stayed taken: a new message tries again shortly)."""
     broker = messages.broker_or_global(broker)
     settings = settings or PipelineSettings.from_env()
     row = db.one_on(broker, "citation_to_judge_one", job_id=job_id, ordinal=ordinal)
@@ -239,6 +240,10 @@ def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | Non
             judgement = _judge_within_budget(judge, job_id, claim, hits, broker, settings)
         except ProviderPermanentError as exc:
             return fail_for_provider(job_id, user_id, exc, broker=broker)
+        except budget.SlotsTaken as exc:
+            logger.info("judge waits for a provider slot", extra={"action": "judge_requeued", "job_id": job_id,
+                                                                 "ordinal": ordinal, "reason": str(exc)})
+            return _requeue(broker, job_id, ordinal, random.randint(500, 2000))
     return record_verdict(job_id, ordinal, user_id, judgement, broker=broker)
 
 
@@ -344,27 +349,33 @@ def record_verdict(job_id: int, ordinal: int, user_id: int, judgement: Judgement
 
 
 def _judge_guarded(judge: Judge, claim: str, hits, broker, settings: PipelineSettings) -> Judgement:
-    """Call the judge; a provider's calls take a global slot and count against its budget."""
+    """Call the judge; a provider's calls take a global slot and count against its budget.
+
+    Raises :class:`budget.SlotsTaken` when no slot came free within the slot wait."""
     if isinstance(judge, OfflineJudge) or not hits:
         return judge.judge(claim, hits)  # no provider call: nothing to meter
     provider = getattr(judge, "provider", "openai")
-    with broker.connection() as conn, conn.cursor() as cur:
-        if not budget.spend(cur, provider):
-            raise ProviderBusy(f"the daily budget of {provider} is spent")
-    limiter = provider_concurrency(PostgresRateLimiterBackend(broker), provider, settings.judge_concurrency)
-    deadline = time.monotonic() + settings.judge_slot_wait_seconds
-    delay = 0.05
-    while True:
-        with limiter.acquire(raise_on_failure=False) as acquired:
-            if acquired:
-                try:
-                    return judge.judge(claim, hits)
-                except ProviderRateLimited as exc:
-                    raise ProviderBusy(str(exc)) from exc
-        if time.monotonic() > deadline:
-            raise ProviderBusy(f"all {settings.judge_concurrency} slots of {provider} stayed taken")
-        time.sleep(delay)  # waiting for a slot another worker holds, not for a test
-        delay = min(delay * 2, 1.0)
+    slots = budget.ProviderSlots(broker, provider, settings.judge_concurrency)
+    with slots.hold(wait_seconds=settings.judge_slot_wait_seconds):
+        with broker.connection() as conn, conn.cursor() as cur:
+            if not budget.spend(cur, provider):
+                raise ProviderBusy(f"the daily budget of {provider} is spent")
+        try:
+            return judge.judge(claim, hits)
+        except ProviderRateLimited as exc:
+            raise ProviderBusy(str(exc)) from exc
+
+
+def _requeue(broker, job_id: int, ordinal: int, delay_ms: int) -> str:
+    """Hand the citation to a new judge message due in ``delay_ms``: waiting for a provider
+    slot counts neither as a retry nor as a dispatch."""
+    message = broker.get_actor(JUDGE_ACTOR).message(job_id, ordinal)
+    with broker.transaction() as cur:
+        if db.one(cur, "citation_requeue_one", job_id=job_id, ordinal=ordinal,
+                  message_id=message.message_id) is None:
+            return "skipped"
+        broker.enqueue(message, delay=delay_ms)
+    return "waiting"
 
 
 _judges: dict[str, Judge] = {}

@@ -414,6 +414,53 @@ SELECT EXISTS (SELECT 1 FROM spent)
     OR NOT EXISTS (SELECT 1 FROM provider_daily_budget
                    WHERE provider = %(provider)s AND day = (now() AT TIME ZONE 'utc')::date);
 
+-- provider_slot_take_one --
+-- Take the lowest free slot of a provider's %(slots)s, or none (callers hold the provider's
+-- lock). Free: no row, an expired row, a registered holder whose worker heartbeat is older
+-- than the lease (a SIGKILLed process; a pruned worker row counts as lapsed too), or a row
+-- of this very holder that it no longer holds (%(mine)s: a release lost to a database blip).
+WITH held AS (
+    SELECT s.slot FROM provider_slots s
+    LEFT JOIN citeq_workers w ON w.worker_id = s.holder
+    WHERE s.provider = %(provider)s AND s.expires_at > clock_timestamp()
+      AND (NOT s.registered OR w.last_seen_at > clock_timestamp() - %(lease_seconds)s * interval '1 second')
+      AND (s.holder <> %(holder)s OR s.token = ANY (%(mine)s::uuid[]))
+), free AS (
+    SELECT n FROM generate_series(0, %(slots)s - 1) AS n
+    WHERE n NOT IN (SELECT slot FROM held)
+    ORDER BY n LIMIT 1
+)
+INSERT INTO provider_slots AS s (provider, slot, holder, registered, token, expires_at)
+SELECT %(provider)s, n, %(holder)s, EXISTS (SELECT 1 FROM citeq_workers WHERE worker_id = %(holder)s),
+       gen_random_uuid(), clock_timestamp() + %(ttl_seconds)s * interval '1 second'
+FROM free
+ON CONFLICT (provider, slot) DO UPDATE
+SET holder = excluded.holder, registered = excluded.registered, token = excluded.token,
+    acquired_at = clock_timestamp(), expires_at = excluded.expires_at
+RETURNING slot, token::text;
+
+-- provider_slot_release_one --
+-- Give a slot back; fenced by its token (a slot taken over meanwhile stays with its taker).
+DELETE FROM provider_slots
+WHERE provider = %(provider)s AND slot = %(slot)s AND token = %(token)s::uuid
+RETURNING slot;
+
+-- provider_slots_held_many --
+-- The slots of a provider and whether each one's holder counts as alive (tests, operators).
+SELECT s.slot, s.holder,
+       s.expires_at > clock_timestamp()
+       AND (NOT s.registered OR w.last_seen_at > clock_timestamp() - %(lease_seconds)s * interval '1 second')
+FROM provider_slots s LEFT JOIN citeq_workers w ON w.worker_id = s.holder
+WHERE s.provider = %(provider)s
+ORDER BY s.slot;
+
+-- citation_requeue_one --
+-- A judge message that found every provider slot taken hands its citation to a new message
+-- (sent in the same transaction) without counting a dispatch: waiting is not a failure.
+UPDATE job_citations SET message_id = %(message_id)s
+WHERE job_id = %(job_id)s AND ordinal = %(ordinal)s AND verdict IS NULL
+RETURNING ordinal;
+
 -- rate_limit_add_one --
 -- Set a key iff it is absent (or expired). True when this call set it.
 INSERT INTO rate_limit_counters AS r (key, value, expires_at)

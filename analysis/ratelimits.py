@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from dramatiq.rate_limits import ConcurrentRateLimiter, RateLimiterBackend
+from dramatiq.rate_limits import RateLimiterBackend
 
 from broker import locks
 
@@ -71,12 +71,6 @@ class PostgresRateLimiterBackend(RateLimiterBackend):
     def prune(self) -> None:
         """Delete expired counters (the stall sweeper calls this)."""
         db.one_on(self.broker, "rate_limit_prune")
-
-
-def provider_concurrency(backend: RateLimiterBackend, provider: str, limit: int) -> ConcurrentRateLimiter:
-    """The global ceiling on a judge provider's calls in flight."""
-    # A slot whose holder died is freed after the TTL (no heartbeat renews it).
-    return ConcurrentRateLimiter(backend, f"judge-calls:{provider}", limit=limit, ttl=120_000)
 
 
 @dataclass(frozen=True)

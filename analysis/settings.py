@@ -70,6 +70,9 @@ PIPELINE_ENVIRONMENT = {
     "max_files_per_upload": "CITEQ_MAX_FILES_PER_UPLOAD",
     "blob_ttl_seconds": "CITEQ_BLOB_TTL_SECONDS",
     "parse_max_attempts": "CITEQ_PARSE_MAX_ATTEMPTS",
+    "parse_cpu_seconds": "CITEQ_PARSE_CPU_SECONDS",
+    "parse_memory_mb": "CITEQ_PARSE_MEMORY_MB",
+    "parse_wall_seconds": "CITEQ_PARSE_WALL_SECONDS",
     "resend_grace_seconds": "CITEQ_RESEND_GRACE_SECONDS",
     "worker_stale_seconds": "CITEQ_WORKER_STALE_SECONDS",
     "source_cache_ttl_seconds": "CITEQ_SOURCE_CACHE_TTL_SECONDS",
@@ -100,6 +103,12 @@ class PipelineSettings(EnvSettings):
     blob_ttl_seconds: float = Field(6 * 3600.0, gt=0)
     #: Parse attempts of one item (a file that kills its worker) before it fails.
     parse_max_attempts: int = Field(3, ge=1)
+    #: CPU seconds the parser may spend on one document before it fails ``document_too_complex``.
+    parse_cpu_seconds: float = Field(30.0, gt=0)
+    #: Address space (MB) of the process parsing one document; over it, ``document_too_complex``.
+    parse_memory_mb: int = Field(1024, ge=64)
+    #: Wall-clock seconds one document's parse may take (a stalled parser is stopped too).
+    parse_wall_seconds: float = Field(90.0, gt=0)
     #: A parse job or citation whose message is lost is re-sent by the stall sweeper after this long.
     resend_grace_seconds: float = Field(60.0, ge=0)
     #: A worker not heard from for this long no longer counts as online.
@@ -112,7 +121,8 @@ class PipelineSettings(EnvSettings):
     passages_per_claim: int = Field(3, ge=1, le=20)
     #: Provider calls in flight at once, across every worker process.
     judge_concurrency: int = Field(4, ge=1)
-    #: How long a judge waits for a free provider slot before its message is retried.
+    #: How long a judge waits for a free provider slot before a new message takes its citation
+    #: over (waiting burns no retry).
     judge_slot_wait_seconds: float = Field(10.0, ge=0)
     #: Dispatches of one citation's judge message before the stall sweeper fails the job.
     judge_max_dispatches: int = Field(3, ge=1)

@@ -111,11 +111,11 @@ def test_a_rate_limited_provider_becomes_a_retry(broker):
 
 def test_a_provider_slot_held_elsewhere_makes_the_judge_wait_then_give_up(broker):
     settings = PipelineSettings(judge_concurrency=1, judge_slot_wait_seconds=0)
-    holder = ConcurrentRateLimiter(PostgresRateLimiterBackend(broker), "judge-calls:openai", limit=1)
+    elsewhere = budget.ProviderSlots(broker, "openai", 1)
     with FakeChatServer() as server:
         judge = OpenAIJudge(base_url=server.base_url, model="m")
-        with holder.acquire():
-            with pytest.raises(pipeline.ProviderBusy, match="slots"):
+        with elsewhere.hold(wait_seconds=0):
+            with pytest.raises(budget.SlotsTaken, match="slots"):
                 pipeline._judge_guarded(judge, "roofs were cooler", HITS, broker, settings)
         assert server.request_count == 0
         assert wait_for(lambda: pipeline._judge_guarded(judge, "roofs were cooler", HITS, broker, settings))

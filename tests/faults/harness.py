@@ -1,0 +1,245 @@
+"""What every fault case shares: a slow loopback provider, a batch of several users'
+analyses, a TCP proxy that cuts database connections, the after-checks and the tally.
+
+Sizes: the CI size by default; ``CITEQ_FAULTS_LONG=1`` (``scripts/fault_suite.py --long``)
+makes the batch bigger and the faults longer (the provider down for a minute, the
+scheduler away for ten).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+
+import psycopg2.extensions
+
+from analysis import uploads, userqueue
+from tests.conftest import query, wait_for
+from tests.fakes.openai_server import FakeChatServer, default_rule
+from tests.integration.conftest import documents_by_name, open_account, parse_done, sample_files
+
+LONG = os.environ.get("CITEQ_FAULTS_LONG") == "1"
+#: Users in a batch, analyses per user, seconds a provider call takes.
+USERS, JOBS_PER_USER, CALL_SECONDS = (6, 3, 1.5) if LONG else (3, 2, 0.7)
+#: How long the provider answers 500, and how long the scheduler is away (CI: see the case).
+PROVIDER_DOWN_SECONDS = 60.0 if LONG else 6.0
+SCHEDULER_AWAY_SECONDS = 600.0 if LONG else 0.0
+#: Deadline for a batch to end after its fault: generous, not a timing assertion.
+BATCH_DEADLINE = 900.0 if LONG else 240.0
+
+VERDICT_LOG = """
+CREATE TABLE IF NOT EXISTS test_verdict_writes (job_id bigint NOT NULL, ordinal integer NOT NULL,
+                                                had_verdict boolean NOT NULL);
+CREATE OR REPLACE FUNCTION test_log_verdict() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO test_verdict_writes VALUES (NEW.job_id, NEW.ordinal, OLD.verdict IS NOT NULL);
+    RETURN NEW;
+END $$;
+DROP TRIGGER IF EXISTS test_log_verdict ON job_citations;
+CREATE TRIGGER test_log_verdict AFTER UPDATE OF verdict ON job_citations
+    FOR EACH ROW WHEN (NEW.verdict IS NOT NULL) EXECUTE FUNCTION test_log_verdict();
+"""
+
+
+@dataclass
+class Tally:
+    faults: int = 0
+    jobs: int = 0
+    lost: int = 0
+    charged_twice: int = 0
+    verdicts_duplicated: int = 0
+    cases: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (f"fault suite ({'long' if LONG else 'CI'} size, cases: {', '.join(self.cases) or 'none'}): "
+                f"faults injected {self.faults}, jobs {self.jobs}, lost {self.lost}, "
+                f"charged twice {self.charged_twice}, verdicts duplicated {self.verdicts_duplicated}")
+
+
+TALLY = Tally()
+
+
+class SlowProvider(FakeChatServer):
+    """The loopback fake provider, answering after ``CALL_SECONDS``; ``down()`` makes it
+    answer 500 until ``up()``."""
+
+    def __init__(self, seconds: float = CALL_SECONDS) -> None:
+        def slow(body):
+            time.sleep(seconds * random.uniform(0.8, 1.2))
+            return default_rule(body)
+
+        super().__init__(rule=slow)
+
+    def down(self) -> None:
+        self.mode = "server_error"
+
+    def up(self) -> None:
+        self.mode = "answer"
+
+    def env(self) -> dict[str, str]:
+        return {"CITEQ_JUDGE": "openai", "CITEQ_JUDGE_BASE_URL": self.base_url, "CITEQ_JUDGE_MODEL": "fake",
+                "CITEQ_JUDGE_TIMEOUT": "10", "CITEQ_JUDGE_CONCURRENCY": "4"}
+
+
+def install_verdict_log(conn) -> None:
+    with conn.cursor() as cur:
+        cur.execute(VERDICT_LOG)
+
+
+def remove_verdict_log(conn) -> None:
+    with conn.cursor() as cur:
+        cur.execute("DROP TRIGGER IF EXISTS test_log_verdict ON job_citations")
+
+
+def submit_batch(conn) -> list[int]:
+    """USERS users, each with a parsed thesis and two sources and JOBS_PER_USER analyses
+    admitted back to back (one running per user, the rest queued): the job ids."""
+    staged = {}
+    for user in range(1, USERS + 1):
+        open_account(conn, user, credits=JOBS_PER_USER + 2)
+        staged[user] = uploads.stage_upload(user, [
+            *sample_files("thesis_urban_heat.pdf", kind="thesis"),
+            *sample_files("castillo_2018_green_roofs.pdf", "nakamura_heat_notes.txt")])
+    jobs = []
+    for user, upload in staged.items():
+        assert wait_for(lambda: parse_done(conn, upload.parse_job_id), timeout=120,
+                        message=f"user {user}'s upload parsed") == "succeeded"
+        docs = documents_by_name(conn, upload.session_id)
+        sources = [docs["castillo_2018_green_roofs.pdf"], docs["nakamura_heat_notes.txt"]]
+        jobs += [userqueue.admit(user, docs["thesis_urban_heat.pdf"], sources).job_id
+                 for _ in range(JOBS_PER_USER)]
+    return jobs
+
+
+def judge_calls_in_flight(conn) -> bool:
+    """Some verdicts written and some still to come: faults now land mid-job."""
+    judged, open_ = query(conn, "SELECT count(*) FILTER (WHERE verdict IS NOT NULL), "
+                                "count(*) FILTER (WHERE verdict IS NULL) FROM job_citations")[0]
+    return judged > 0 and open_ > 0
+
+
+def terminal(conn, jobs: list[int]) -> bool:
+    return query(conn, "SELECT count(*) FROM analysis_jobs WHERE id = ANY(%s) "
+                       "AND status IN ('succeeded', 'failed', 'canceled')", jobs)[0][0] == len(jobs)
+
+
+def check_and_tally(conn, case: str, jobs: list[int], faults: int) -> None:
+    """After a fault: every admitted job ended, charged once (refunded once if failed), no
+    verdict written twice, nothing lost. Counts go to the tally before the asserts."""
+    try:
+        ended = wait_for(lambda: terminal(conn, jobs), timeout=BATCH_DEADLINE, interval=0.2,
+                         message=f"{case}: every job ended")
+    except AssertionError:
+        ended = False  # counted as lost below, then failed
+    rows = query(conn, """
+        SELECT j.id, j.status::text, j.failure_reason,
+               count(*) FILTER (WHERE l.kind = 'charge'), count(*) FILTER (WHERE l.kind = 'refund'),
+               (SELECT count(*) FROM job_citations c WHERE c.job_id = j.id AND c.verdict IS NULL)
+        FROM analysis_jobs j LEFT JOIN credit_ledger l ON l.job_id = j.id
+        WHERE j.id = ANY(%s) GROUP BY j.id ORDER BY j.id""", jobs)
+    lost = sum(1 for _, status, _, _, _, unjudged in rows if status == "succeeded" and unjudged)
+    lost += len(jobs) - sum(1 for r in rows if r[1] in ("succeeded", "failed", "canceled"))
+    charged_twice = sum(1 for r in rows if r[3] > 1 or r[4] > 1)
+    duplicated = query(conn, "SELECT count(*) FROM (SELECT 1 FROM test_verdict_writes GROUP BY job_id, ordinal "
+                             "HAVING count(*) > 1) d")[0][0]
+    TALLY.faults += faults
+    TALLY.jobs += len(jobs)
+    TALLY.lost += lost
+    TALLY.charged_twice += charged_twice
+    TALLY.verdicts_duplicated += duplicated
+    TALLY.cases.append(case)
+    assert ended and lost == 0
+    assert charged_twice == 0 and all(r[3] == 1 for r in rows), "each job charged exactly once"
+    for job_id, status, reason, _, refunds, _ in rows:
+        if status == "failed":
+            assert reason and refunds == 1, f"job {job_id} failed ({reason}) and is refunded"
+        else:
+            assert refunds == 0
+    assert duplicated == 0
+    assert query(conn, "SELECT count(*) FROM test_verdict_writes WHERE had_verdict")[0][0] == 0
+
+
+class CuttingProxy:
+    """A TCP proxy from 127.0.0.1 to the database's Unix socket that cuts every connection
+    after a random lifetime while ``cutting`` is set — mid-transaction as often as not."""
+
+    def __init__(self, db_url: str, *, min_life: float = 0.3, max_life: float = 4.0) -> None:
+        dsn = psycopg2.extensions.parse_dsn(db_url)
+        self.socket_path = os.path.join(dsn["host"], f".s.PGSQL.{dsn.get('port', 5432)}")
+        self.dsn = dsn
+        self.min_life, self.max_life = min_life, max_life
+        self.cutting = threading.Event()
+        self.cuts = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._stop = threading.Event()
+        self._pairs: list[tuple[socket.socket, socket.socket, float]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        port = self._listener.getsockname()[1]
+        return f"postgresql://{self.dsn.get('user', 'postgres')}@127.0.0.1:{port}/{self.dsn['dbname']}?sslmode=disable"
+
+    def __enter__(self) -> CuttingProxy:
+        threading.Thread(target=self._accept, daemon=True, name="proxy-accept").start()
+        threading.Thread(target=self._cutter, daemon=True, name="proxy-cutter").start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._listener.close()
+        with self._lock:
+            for a, b, _ in self._pairs:
+                _close(a, b)
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                upstream.connect(self.socket_path)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._pairs.append((client, upstream, time.monotonic() + random.uniform(self.min_life, self.max_life)))
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=_pump, args=(src, dst), daemon=True).start()
+
+    def _cutter(self) -> None:
+        while not self._stop.wait(0.1):
+            if not self.cutting.is_set():
+                continue
+            now = time.monotonic()
+            with self._lock:
+                due = [p for p in self._pairs if p[2] <= now]
+                self._pairs = [p for p in self._pairs if p[2] > now]
+            for a, b, _ in due:
+                _close(a, b)
+                self.cuts += 1
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        _close(src, dst)
+
+
+def _close(*socks: socket.socket) -> None:
+    for s in socks:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        s.close()
