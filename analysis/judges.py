@@ -133,11 +133,24 @@ class _Assessment(BaseModel):
     sentence: _Sentence | None
 
 
+# "however", "jedoch", "doch" mostly sit inside a clause ("was, however, unchanged"; "war jedoch
+# unverändert"): no break there.
 _CLAUSE_BREAK = re.compile(
-    r"\s*;\s+|,?\s+(?=(?:but|whereas|while|although|though|yet|however|aber|jedoch|doch|sondern|"
+    r"\s*;\s+|,?\s+(?=(?:but|whereas|while|although|though|yet|aber|sondern|"
     r"während|wohingegen|obwohl|wobei)\b)|,?\s+(?=(?:and|und)\s)",
     re.I,
 )
+
+
+#: A sentence that contrasts two things ("X lost it, while Y kept it"): overlap with it alone
+#: cannot tell which side a claim took.
+_CONTRAST = re.compile(r"\b(?:while|whereas|but|unlike|in\s+contrast|however|aber|während|wohingegen|jedoch|"
+                       r"im\s+gegensatz|anders\s+als|sondern)\b", re.I)
+
+
+#: A comparison or a bound in words ("lasted more than a year"): a cue overlap cannot check.
+_COMPARISON = re.compile(r"\b(?:more|less|fewer|longer|shorter|mehr|weniger|länger|kürzer)\s+(?:than|als)\b"
+                         r"|\b(?:equally|as\s+\w+\s+as|ebenso|genauso|gleich\s+\w+\s+wie)\b", re.I)
 
 
 class OfflineJudge:
@@ -170,9 +183,16 @@ class OfflineJudge:
 
     name = "offline"
 
-    def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5) -> None:
+    def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5, negation_related_at: float = 0.4,
+                 unrelated_at: float = 0.4, unrelated_sentences: int = 6) -> None:
         self.supported_at = supported_at
         self.related_at = related_at
+        #: coverage at which a shared denial supports the claim
+        self.negation_related_at = negation_related_at
+        #: below this coverage in every sentence (and window) of at least `unrelated_sentences`
+        #: sentences read, the source does not state the claim: `not_supported`
+        self.unrelated_at = unrelated_at
+        self.unrelated_sentences = unrelated_sentences
 
     def judge(self, claim: str, passages: list[Hit]) -> Judgement:
         """Judge `claim` against `passages` (best first)."""
@@ -229,7 +249,13 @@ class OfflineJudge:
                                sentence=focus, reason=reason)
 
         related = max(cov, cov_window)
+        if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences:
+            return result(Verdict.not_supported, 0.35 + 0.14 * (self.unrelated_at - related) / self.unrelated_at,
+                          "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
         if related < self.related_at:
+            agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
+            if agreed is not None:
+                return agreed
             return result(Verdict.uncertain, 0.1 + 0.35 * related, "weak",
                           "the retrieved passages share few of the claim's key terms")
         strength = min(1.0, (related - self.related_at) / (1 - self.related_at))
@@ -275,6 +301,10 @@ class OfflineJudge:
         if overstated and on_subject:
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
                           f"the claim overstates the source ({overstated})")
+        if not figures.unmatched and not overstated and direction is None and not unconfirmed:
+            agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
+            if agreed is not None:
+                return agreed
         if figures.unmatched:
             return result(Verdict.uncertain, 0.35, "weak",
                           f"no passage states the claim's figure {figures.unmatched}; check the source")
@@ -299,8 +329,30 @@ class OfflineJudge:
         if cov >= 0.6 and cov_window >= 0.9:
             return result(Verdict.supported, 0.52, "overlap",
                           "the source's sentence and its neighbours state the claim's key terms")
+        if (cov >= self.related_at and not claim_axes and not figures.matched and not _COMPARISON.search(claim)
+                and not (_CONTRAST.search(focus.text) and not _CONTRAST.search(claim))):
+            # Most of the claim's terms in one sentence and nothing against it: a weak support.
+            return result(Verdict.supported, 0.4 + 0.09 * (cov - self.related_at) / (self.supported_at - self.related_at),
+                          "overlap", "the source's sentence states most of the claim's key terms; no cue against it")
         return result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
                       "the source shares some of the claim's key terms, but no cue decides")
+
+    def _negations_agree(self, claim: str, focus: _Sentence, scorer: _Scorer, cov: float,
+                         cov_window: float) -> _Assessment | None:
+        """Supported when claim and source deny the same thing in other words ("had no influence
+        on" / "did not measurably affect"): a shared denial over most of the claim's terms is
+        an agreement cue a mere overlap is not. None when they do not both deny."""
+        clause = scorer.closest_clause(focus)
+        clause_cov = max(cov, scorer.coverage(clause, focus.lang))
+        if max(clause_cov, cov_window) < self.negation_related_at:
+            return None
+        if not (lexical.negated(claim) and lexical.negated(clause)) or lexical.negated_only_by_never(claim):
+            return None
+        if lexical.quantities(claim, lexical.language(claim)) or lexical.directions(claim):
+            return None  # a figure or a direction must be met by its own cue
+        return _Assessment(verdict=Verdict.supported, confidence=round(0.62 + 0.2 * clause_cov, 3), cue="negation",
+                           coverage=cov, sentence=focus,
+                           reason="the source denies what the claim denies, over most of its key terms")
 
     def _combine(self, whole: _Assessment, parts: list[_Assessment]) -> _Assessment:
         everyone = [whole, *parts]
@@ -378,7 +430,7 @@ class _Scorer:
             compounds = self._compounds(lang)
             weights = []
             for t in terms:
-                df = sum(lexical.term_match(t, found, compounds) > 0 for found in stems)
+                df = sum(lexical.term_match(t, found, compounds, lang) > 0 for found in stems)
                 weights.append(1.0 + math.log((n + 1) / (max(df, 1) + 1)))
             self._by_lang[lang] = (terms, weights)
         return self._by_lang[lang]
@@ -392,7 +444,7 @@ class _Scorer:
             return 0.0
         found = _stems(text, lang)
         compounds = self._compounds(lang)
-        return sum(w * lexical.term_match(t, found, compounds) for t, w in zip(terms, weights)) / sum(weights)
+        return sum(w * lexical.term_match(t, found, compounds, lang) for t, w in zip(terms, weights)) / sum(weights)
 
     def closest_clause(self, sentence: _Sentence) -> str:
         """The clause of the sentence closest to the claim (the whole sentence when one)."""

@@ -232,14 +232,27 @@ def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | Non
     if source_id is None:
         judgement = source_missing_judgement(marker)
     else:
-        hits = retrieve(broker, claim, user_id, session_id, source_id, settings.passages_per_claim,
-                        store=store or store_for(broker, settings), embedder=embedder or configured_embedder())
         judge = judge or judge_for(settings)
+        hits = retrieve(broker, claim, user_id, session_id, source_id, passages_for(judge, settings),
+                        store=store or store_for(broker, settings), embedder=embedder or configured_embedder())
         try:
             judgement = _judge_within_budget(judge, job_id, claim, hits, broker, settings)
         except ProviderPermanentError as exc:
             return fail_for_provider(job_id, user_id, exc, broker=broker)
     return record_verdict(job_id, ordinal, user_id, judgement, broker=broker)
+
+
+#: Passages the offline judge reads per claim: it costs no tokens, and a paraphrase's sentence is
+#: often not among the provider judge's few (on a small source this is every passage).
+OFFLINE_PASSAGES = 12
+
+
+def passages_for(judge: Judge, settings: PipelineSettings) -> int:
+    """How many passages a judge reads per claim: ``passages_per_claim`` for a provider judge
+    (its prompt), at least `OFFLINE_PASSAGES` for the offline judge."""
+    if isinstance(judge, OfflineJudge):
+        return max(settings.passages_per_claim, OFFLINE_PASSAGES)
+    return settings.passages_per_claim
 
 
 def _judge_within_budget(judge: Judge, job_id: int, claim: str, hits: list[Hit], broker,
