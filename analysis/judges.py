@@ -267,7 +267,7 @@ class OfflineJudge:
         on_subject = clause_cov >= self.related_at
         direction = _compare_directions(claim, clause) if on_subject else None
         if direction == "conflict":
-            return result(Verdict.not_supported, 0.75 + 0.15 * strength, "direction",
+            return result(Verdict.not_supported, 0.68 + 0.06 * strength, "direction",
                           "the source states the opposite direction")
         claim_axes = set(lexical.directions(claim))
         unconfirmed = bool(claim_axes) and direction is None
@@ -365,14 +365,14 @@ class OfflineJudge:
         if Verdict.not_supported in verdicts or Verdict.partially_supported in verdicts:
             if supported or Verdict.partially_supported in verdicts:
                 lead = max(parts, key=lambda a: a.coverage)
-                return lead.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.6,
+                return lead.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.45,
                                                "reason": reasons, "cue": "clauses"})
             return max(parts, key=lambda a: a.confidence).model_copy(update={"reason": reasons})
         if whole.verdict is Verdict.supported or all(v is Verdict.supported for v in verdicts):
             best = whole if whole.verdict is Verdict.supported else max(parts, key=lambda a: a.confidence)
             return best
         if supported:
-            return supported[0].model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.5,
+            return supported[0].model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.45,
                                                    "reason": reasons, "cue": "clauses"})
         return whole
 
