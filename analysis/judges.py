@@ -320,6 +320,11 @@ class OfflineJudge:
         if direction == "agree" and clause_cov >= 0.6:
             return result(Verdict.supported, 0.75 + 0.15 * strength, "direction",
                           "the source states the claim's direction and key terms")
+        if _COMPARISON.search(claim) and _CONTRAST.search(focus.text) and not _CONTRAST.search(claim):
+            # "X and Y equally" against "X kept it, whereas Y lost it": the words are the source's,
+            # the comparison is not.
+            return result(Verdict.uncertain, 0.4, "weak",
+                          "the claim compares what the source contrasts; check the source")
         if unconfirmed and direction is None and cov >= self.supported_at:
             return result(Verdict.supported, 0.55, "overlap",
                           "the source's sentence states the claim's key terms (its direction in other words)")
