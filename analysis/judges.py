@@ -121,6 +121,8 @@ class _Sentence(BaseModel):
     hit: Hit
     rank: int
     lang: str
+    #: the sentence with the one before it, and with the one after it, verbatim (None at an edge)
+    pairs: tuple[str | None, str | None] = (None, None)
 
 
 class _Assessment(BaseModel):
@@ -131,6 +133,8 @@ class _Assessment(BaseModel):
     cue: str
     coverage: float
     sentence: _Sentence | None
+    #: the evidence when it is more than the sentence (two adjacent sentences), verbatim
+    evidence: str | None = None
 
 
 # "however", "jedoch", "doch" mostly sit inside a clause ("was, however, unchanged"; "war jedoch
@@ -331,6 +335,13 @@ class OfflineJudge:
         if cov >= self.supported_at:
             return result(Verdict.supported, 0.55 + 0.19 * min(1.0, (cov - self.supported_at) / (1 - self.supported_at)),
                           "overlap", "the source's sentence states the claim's key terms")
+        pair_cov, pair = max(((scorer.coverage(p, focus.lang), p) for p in focus.pairs if p), default=(0.0, None))
+        if pair is not None and pair_cov >= self.supported_at and not _COMPARISON.search(claim):
+            # The claim draws on two adjacent sentences ("The trial enrolled … . Its members …").
+            return _Assessment(verdict=Verdict.supported, confidence=0.55, cue="overlap", coverage=cov,
+                               sentence=focus, evidence=pair,
+                               reason=f"two adjacent sentences of the source state the claim's key terms "
+                                      f"({pair_cov:.0%} together)")
         if cov >= 0.6 and cov_window >= 0.9:
             return result(Verdict.supported, 0.52, "overlap",
                           "the source's sentence and its neighbours state the claim's key terms")
@@ -385,7 +396,7 @@ class OfflineJudge:
         return Judgement(
             verdict=a.verdict,
             confidence=a.confidence,
-            evidence=a.sentence.text if a.sentence else None,
+            evidence=a.evidence or (a.sentence.text if a.sentence else None),
             evidence_page=a.sentence.hit.page if a.sentence else None,
             rationale=f"Offline (lexical): {a.reason}; key-term coverage {a.coverage:.0%} in the closest sentence.",
         )
@@ -406,7 +417,9 @@ def _sentences(passages: Sequence[Hit]) -> list[_Sentence]:
             if not text:
                 continue
             window = " ".join(texts[max(0, i - 1):i + 2])
-            out.append(_Sentence(text=text, window=window, hit=hit, rank=rank, lang=lang))
+            before = hit.text[spans[i - 1][0]:spans[i][1]].strip() if i > 0 and texts[i - 1] else None
+            after = hit.text[spans[i][0]:spans[i + 1][1]].strip() if i + 1 < len(spans) and texts[i + 1] else None
+            out.append(_Sentence(text=text, window=window, hit=hit, rank=rank, lang=lang, pairs=(before, after)))
     return out
 
 

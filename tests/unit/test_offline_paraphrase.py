@@ -112,3 +112,29 @@ def test_a_source_contrasting_two_sides_gives_no_weak_support():
                     "Harvest dates did not differ.")
     verdict = OfflineJudge().judge("Irrigated and unirrigated plots kept their yield equally.", passages).verdict
     assert verdict is not S
+
+
+def test_a_claim_drawing_on_two_adjacent_sentences_quotes_both():
+    passages = hits(
+        "The archive holds letters from the Hanseatic period. Most of them were written by merchants' widows.",
+        "Ledgers from the same families were catalogued in 1998.",
+        "Ink analysis dated the ledgers to the fifteenth century.",
+        "Several shelves remain uncatalogued.",
+        "Visitors need a reader's card.",
+    )
+    claim = "The Hanseatic letters in the archive were mostly written by merchants' widows."
+    judgement = OfflineJudge().judge(claim, passages)
+    assert judgement.verdict is S, judgement.rationale
+    assert judgement.evidence in passages[0].text and "widows" in judgement.evidence
+
+
+def test_zwei_benachbarte_saetze_tragen_eine_behauptung():
+    passages = hits(
+        "Im Landkreis wurden 2019 alle Hausarztpraxen befragt. Sie meldeten lange Wartezeiten auf Facharzttermine.",
+        "Die Zahl der Praxen ist seit Jahren konstant.", "Der Fragebogen umfasste zwölf Seiten.",
+        "Die Rücklaufquote war hoch.", "Die Auswertung erfolgte anonym.",
+    )
+    claim = "Hausarztpraxen im Landkreis meldeten lange Wartezeiten auf Facharzttermine."
+    judgement = OfflineJudge().judge(claim, passages)
+    assert judgement.verdict is S, judgement.rationale
+    assert judgement.evidence in passages[0].text
