@@ -157,6 +157,28 @@ _COMPARISON = re.compile(r"\b(?:more|less|fewer|longer|shorter|mehr|weniger|län
                          r"|\b(?:equally|as\s+\w+\s+as|ebenso|genauso|gleich\s+\w+\s+wie)\b", re.I)
 
 
+#: Any figure, in digits or words ("a third", "one in five", "die Hälfte", "ein Viertel"): a claim
+#: with one is supported only by its figure, never by word overlap alone.
+_NUMERAL = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+    r"half|halves|halved|third|thirds|quarter|quarters|fifth|fifths|tenth|dozen|hundred|hundreds|thousand|"
+    r"thousands|million|millions|billion|twice|double|doubled|triple|tripled|"
+    r"eins|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf|zwanzig|dreißig|vierzig|fünfzig|"
+    r"hälfte|halb|halbiert|drittel|viertel|fünftel|zehntel|dutzend|hundert|tausend|million\w*|milliard\w*|"
+    r"doppelt|verdoppelt|dreifach|jede[rs]?\s+(?:zweite|dritte|vierte|fünfte))\b",
+    re.I,
+)
+
+
+#: A share in words ("a third", "one in five", "die Hälfte", "jeder vierte"), which
+#: `lexical.quantities` does not read: no word overlap supports it.
+_FRACTION = re.compile(
+    r"\b(?:half|halves|third|thirds|quarter|quarters|fifth|fifths|tenth|tenths|one\s+in\s+\w+|"
+    r"hälfte|drittel|viertel|fünftel|zehntel|jede[rs]?\s+(?:zweite|dritte|vierte|fünfte|zehnte)\w*)\b",
+    re.I,
+)
+
+
 class OfflineJudge:
     """A deterministic judge that decides only what lexical evidence can decide.
 
@@ -188,9 +210,12 @@ class OfflineJudge:
     name = "offline"
 
     def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5, negation_related_at: float = 0.4,
-                 unrelated_at: float = 0.4, unrelated_sentences: int = 6) -> None:
+                 unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45) -> None:
         self.supported_at = supported_at
         self.related_at = related_at
+        #: coverage at which the cues are read at all, and most terms without a cue against them
+        #: are a weak support (near matches earn part credit, so a paraphrase covers less than a copy)
+        self.weakly_related_at = weakly_related_at
         #: coverage at which a shared denial supports the claim
         self.negation_related_at = negation_related_at
         #: below this coverage in every sentence (and window) of at least `unrelated_sentences`
@@ -256,7 +281,7 @@ class OfflineJudge:
         if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences:
             return result(Verdict.not_supported, 0.35 + 0.14 * (self.unrelated_at - related) / self.unrelated_at,
                           "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
-        if related < self.related_at:
+        if related < self.weakly_related_at:
             agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
             if agreed is not None:
                 return agreed
@@ -329,6 +354,13 @@ class OfflineJudge:
             # the comparison is not.
             return result(Verdict.uncertain, 0.4, "weak",
                           "the claim compares what the source contrasts; check the source")
+        counted = bool(lexical.quantities(claim, claim_lang) or _NUMERAL.search(claim))  # counts, shares, years too
+        # A source sentence with figures the claim words differently ("most", "a small share"): a
+        # clear overlap may support it, a weak one may not.
+        quantified = any(not q.weak for q in lexical.quantities(focus.text, focus.lang))
+        if _FRACTION.search(claim) and not figures.matched and max(cov, cov_window) >= self.supported_at:
+            return result(Verdict.uncertain, 0.4, "weak", "the source's sentence states the claim's key terms, "
+                          "but a figure in words cannot be checked against its figures; check the source")
         if unconfirmed and direction is None and cov >= self.supported_at:
             return result(Verdict.supported, 0.55, "overlap",
                           "the source's sentence states the claim's key terms (its direction in other words)")
@@ -336,7 +368,8 @@ class OfflineJudge:
             return result(Verdict.supported, 0.55 + 0.19 * min(1.0, (cov - self.supported_at) / (1 - self.supported_at)),
                           "overlap", "the source's sentence states the claim's key terms")
         pair_cov, pair = max(((scorer.coverage(p, focus.lang), p) for p in focus.pairs if p), default=(0.0, None))
-        if pair is not None and pair_cov >= self.supported_at and not _COMPARISON.search(claim):
+        if (pair is not None and pair_cov >= self.supported_at and not _COMPARISON.search(claim)
+                and (figures.matched or not counted)):
             # The claim draws on two adjacent sentences ("The trial enrolled … . Its members …").
             return _Assessment(verdict=Verdict.supported, confidence=0.55, cue="overlap", coverage=cov,
                                sentence=focus, evidence=pair,
@@ -345,7 +378,8 @@ class OfflineJudge:
         if cov >= 0.6 and cov_window >= 0.9:
             return result(Verdict.supported, 0.52, "overlap",
                           "the source's sentence and its neighbours state the claim's key terms")
-        if (cov >= self.related_at and not claim_axes and not figures.matched and not _COMPARISON.search(claim)
+        if (cov >= self.weakly_related_at and not claim_axes and not counted and not quantified
+                and not _COMPARISON.search(claim)
                 and not (_CONTRAST.search(focus.text) and not _CONTRAST.search(claim))):
             # Most of the claim's terms in one sentence and nothing against it: a weak support.
             return result(Verdict.supported, 0.4 + 0.09 * (cov - self.related_at) / (self.supported_at - self.related_at),

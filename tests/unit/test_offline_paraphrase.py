@@ -138,3 +138,16 @@ def test_zwei_benachbarte_saetze_tragen_eine_behauptung():
     judgement = OfflineJudge().judge(claim, passages)
     assert judgement.verdict is S, judgement.rationale
     assert judgement.evidence in passages[0].text
+
+
+def test_word_overlap_never_supports_a_share_in_words_against_a_source_that_counts():
+    passages = hits(
+        "Of the 412 households surveyed, 9 % heated with wood.", "The survey ran in the winter of 2020.",
+        "Interviews were held in person.", "Households were chosen at random.", "The response rate was high.",
+        "Die Hälfte der Betriebe beteiligte sich an der Umfrage.",
+    )
+    judge = OfflineJudge()
+    for claim in ("A third of the surveyed households heated with wood.",
+                  "One in three surveyed households heated with wood.",
+                  "Ein Viertel der Betriebe beteiligte sich an der Umfrage."):
+        assert judge.judge(claim, passages).verdict is not S, claim
