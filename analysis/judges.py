@@ -96,8 +96,9 @@ def _no_passages() -> Judgement:
 
 #: Confidence bands, (name, lower bound inclusive, upper bound exclusive; the last includes 1).
 #: Offline verdicts are calibrated to them: `uncertain` is always "low"; a verdict resting on
-#: a decisive cue (a figure, a direction) is "high"; one resting on word overlap alone, or
-#: on a negation or an overstatement, is "medium". The evaluation reports accuracy per band.
+#: a figure, or a matching direction, is "high"; an opposite direction, a negation, an
+#: overstatement or a clear word overlap "medium"; a weak overlap, a claim the source does not
+#: state, or clauses judged apart "low". The evaluation reports accuracy per band.
 CONFIDENCE_BANDS: tuple[tuple[str, float, float], ...] = (("low", 0.0, 0.5), ("medium", 0.5, 0.75),
                                                           ("high", 0.75, 1.0))
 
@@ -184,26 +185,36 @@ class OfflineJudge:
 
     The claim's content terms (Snowball stems in the claim's language, English or German,
     without stop words or cue words; German compounds meet their parts) are looked up in
-    every sentence of the retrieved passages. The sentence covering most of them is the
-    *focus*; its text is the evidence, verbatim, with its passage's page. Then, for the
+    every sentence of the retrieved passages; a term not found earns part credit for a near
+    match (`lexical.similarity`: a near-synonym of a short bilingual list, character 3–5-gram
+    overlap, a German compound sharing a leading part). The sentence covering most of them is
+    the *focus*; its text is the evidence, verbatim, with its passage's page. Then, for the
     focus (the clause of it closest to the claim, for direction and negation):
 
-    - coverage below `related_at`, even with the neighbouring sentences → `uncertain`;
+    - coverage below `unrelated_at` in every sentence and window of a source of at least
+      `unrelated_sentences` sentences → `not_supported` (low: the source does not state it);
+    - coverage below `weakly_related_at`, even with the neighbouring sentences → `uncertain`,
+      unless claim and source deny the same thing (→ `supported`, medium);
     - a figure of the claim that no passage states, while the focus states another figure
       of the same unit (12 % for 21 %, 3.5 h for 35 h), or the same figure in another
       unit → `not_supported` (high confidence);
     - a direction opposite to the focus's on the same axis (increase/decrease,
-      improve/worsen; steigen/sinken …) → `not_supported` (high);
-    - the claim asserts what the focus denies, or the reverse → `not_supported` (medium);
+      improve/worsen; steigen/sinken …) → `not_supported` (medium);
+    - the claim asserts what the focus denies ("unchanged" included), or the reverse →
+      `not_supported` (medium); both deny it → `supported` (medium);
     - an absolute claim ("all", "always", "eliminates", "vollständig") against hedged or
       plain source language → `partially_supported` (overstated; medium);
     - matching figures or a matching direction with coverage ≥ `related_at` →
-      `supported` (high); coverage ≥ `supported_at` without a cue → `supported` (medium);
-    - anything else (a figure found nowhere, middling coverage) → `uncertain` (low).
+      `supported` (high); coverage ≥ `supported_at` in the focus or in it and an adjacent
+      sentence (the two quoted) without a cue → `supported` (medium); coverage ≥
+      `weakly_related_at` with no figure, numeral, direction, comparison or contrast →
+      `supported` (low);
+    - anything else (a figure found nowhere, a share in words, a comparison of what the
+      source contrasts, middling coverage) → `uncertain` (low).
 
     A contradicted figure or direction is never `supported`. A claim of several clauses
     ("…, whereas …", "; ", ", and …") is judged as a whole and clause by clause: a
-    contradiction in any clause decides; clauses supported and unfound make a partial.
+    contradiction in any clause decides; clauses supported and unfound make a partial (low).
     Confidences fall in `CONFIDENCE_BANDS`.
     """
 
