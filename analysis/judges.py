@@ -158,8 +158,8 @@ _COMPARISON = re.compile(r"\b(?:more|less|fewer|longer|shorter|mehr|weniger|län
                          r"|\b(?:equally|as\s+\w+\s+as|ebenso|genauso|gleich\s+\w+\s+wie)\b", re.I)
 
 
-#: Any figure, in digits or words ("a third", "one in five", "die Hälfte", "ein Viertel"): a claim
-#: with one is supported only by its figure, never by word overlap alone.
+#: Any figure or count, in digits or words ("two groups", "a third", "die Hälfte"): a claim with
+#: one gets no weak (low-band) support from word overlap.
 _NUMERAL = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
     r"half|halves|halved|third|thirds|quarter|quarters|fifth|fifths|tenth|dozen|hundred|hundreds|thousand|"
@@ -306,6 +306,8 @@ class OfflineJudge:
         clause_cov = max(cov, scorer.coverage(clause, focus.lang))
         on_subject = clause_cov >= self.related_at
         direction = _compare_directions(claim, clause) if on_subject else None
+        if direction == "agree" and lexical.negated(claim) != lexical.negated(clause):
+            direction = None  # "did not reduce" against "reduced": the negation below decides
         if direction == "conflict":
             return result(Verdict.not_supported, 0.68 + 0.06 * strength, "direction",
                           "the source states the opposite direction")
@@ -320,6 +322,11 @@ class OfflineJudge:
                 if other is focus or other_cov < 0.2 or not claim_axes & set(lexical.directions(other_clause)):
                     continue
                 found = _compare_directions(claim, other_clause)
+                if found == "agree" and lexical.negated(claim) != lexical.negated(other_clause):
+                    # "did not reduce" against "reduced": the same verb, the opposite statement
+                    return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
+                                       cue="negation", coverage=other_cov, sentence=other,
+                                       reason="a related sentence of the source denies the claim's direction")
                 if found == "conflict":
                     return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
                                        cue="direction", coverage=other_cov, sentence=other,
@@ -393,7 +400,8 @@ class OfflineJudge:
                 and not _COMPARISON.search(claim)
                 and not (_CONTRAST.search(focus.text) and not _CONTRAST.search(claim))):
             # Most of the claim's terms in one sentence and nothing against it: a weak support.
-            return result(Verdict.supported, 0.4 + 0.09 * (cov - self.related_at) / (self.supported_at - self.related_at),
+            weight = (cov - self.weakly_related_at) / (self.supported_at - self.weakly_related_at)
+            return result(Verdict.supported, 0.4 + 0.09 * weight,
                           "overlap", "the source's sentence states most of the claim's key terms; no cue against it")
         return result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
                       "the source shares some of the claim's key terms, but no cue decides")

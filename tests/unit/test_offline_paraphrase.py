@@ -151,3 +151,18 @@ def test_word_overlap_never_supports_a_share_in_words_against_a_source_that_coun
                   "One in three surveyed households heated with wood.",
                   "Ein Viertel der Betriebe beteiligte sich an der Umfrage."):
         assert judge.judge(claim, passages).verdict is not S, claim
+
+
+def test_the_same_verb_denied_is_the_opposite_statement_wherever_the_sentence_sits():
+    passages = hits(
+        "Critics expected the reform to burden small farms. We tracked farm incomes for three years.",
+        "Contrary to this expectation, the reform did not lower the incomes of small farms; incomes under "
+        "both regimes were about the same.",
+        "The reform was introduced in 2016.", "Large farms were not part of the study.",
+        "Data came from tax records.",
+    )
+    judge = OfflineJudge()
+    for claim in ("The reform lowered the incomes of small farms over the three years.",
+                  "The reform lowered the incomes of small farms."):
+        for order in (passages, passages[::-1]):
+            assert judge.judge(claim, order).verdict is N
