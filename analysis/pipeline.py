@@ -13,7 +13,8 @@ judges only citations whose claim text or cited source (by content hash) changed
 its base job and copies the other verdicts.
 
 Retrieval takes ``passages_per_claim`` passages (default 3; see analysis/retrieval.py for
-why three) of the cited source. It is hybrid — BM25 and vector ranks fused — when an
+why three) of the cited source for a provider judge, and at least `OFFLINE_PASSAGES` for the
+offline judge, which costs no tokens. It is hybrid — BM25 and vector ranks fused — when an
 embedding provider is configured (CITEQ_EMBEDDINGS_MODEL) and the source's chunks carry
 embeddings; else BM25 alone. Vectors are ranked by pgvector when the extension is
 installed in the database, else by the worker over the chunks its source cache holds.
