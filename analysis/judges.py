@@ -96,8 +96,9 @@ def _no_passages() -> Judgement:
 
 #: Confidence bands, (name, lower bound inclusive, upper bound exclusive; the last includes 1).
 #: Offline verdicts are calibrated to them: `uncertain` is always "low"; a verdict resting on
-#: a decisive cue (a figure, a direction) is "high"; one resting on word overlap alone, or
-#: on a negation or an overstatement, is "medium". The evaluation reports accuracy per band.
+#: a figure, or a matching direction, is "high"; an opposite direction, a negation, an
+#: overstatement or a clear word overlap "medium"; a weak overlap, a claim the source does not
+#: state, or clauses judged apart "low". The evaluation reports accuracy per band.
 CONFIDENCE_BANDS: tuple[tuple[str, float, float], ...] = (("low", 0.0, 0.5), ("medium", 0.5, 0.75),
                                                           ("high", 0.75, 1.0))
 
@@ -121,6 +122,8 @@ class _Sentence(BaseModel):
     hit: Hit
     rank: int
     lang: str
+    #: the sentence with the one before it, and with the one after it, verbatim (None at an edge)
+    pairs: tuple[str | None, str | None] = (None, None)
 
 
 class _Assessment(BaseModel):
@@ -131,11 +134,48 @@ class _Assessment(BaseModel):
     cue: str
     coverage: float
     sentence: _Sentence | None
+    #: the evidence when it is more than the sentence (two adjacent sentences), verbatim
+    evidence: str | None = None
 
 
+# "however", "jedoch", "doch" mostly sit inside a clause ("was, however, unchanged"; "war jedoch
+# unverändert"): no break there.
 _CLAUSE_BREAK = re.compile(
-    r"\s*;\s+|,?\s+(?=(?:but|whereas|while|although|though|yet|however|aber|jedoch|doch|sondern|"
+    r"\s*;\s+|,?\s+(?=(?:but|whereas|while|although|though|yet|aber|sondern|"
     r"während|wohingegen|obwohl|wobei)\b)|,?\s+(?=(?:and|und)\s)",
+    re.I,
+)
+
+
+#: A sentence that contrasts two things ("X lost it, while Y kept it"): overlap with it alone
+#: cannot tell which side a claim took.
+_CONTRAST = re.compile(r"\b(?:while|whereas|but|unlike|in\s+contrast|however|aber|während|wohingegen|jedoch|"
+                       r"im\s+gegensatz|anders\s+als|sondern)\b", re.I)
+
+
+#: A comparison or a bound in words ("lasted more than a year"): a cue overlap cannot check.
+_COMPARISON = re.compile(r"\b(?:more|less|fewer|longer|shorter|mehr|weniger|länger|kürzer)\s+(?:than|als)\b"
+                         r"|\b(?:equally|as\s+\w+\s+as|ebenso|genauso|gleich\s+\w+\s+wie)\b", re.I)
+
+
+#: Any figure or count, in digits or words ("two groups", "a third", "die Hälfte"): a claim with
+#: one gets no weak (low-band) support from word overlap.
+_NUMERAL = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+    r"half|halves|halved|third|thirds|quarter|quarters|fifth|fifths|tenth|dozen|hundred|hundreds|thousand|"
+    r"thousands|million|millions|billion|twice|double|doubled|triple|tripled|"
+    r"eins|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf|zwanzig|dreißig|vierzig|fünfzig|"
+    r"hälfte|halb|halbiert|drittel|viertel|fünftel|zehntel|dutzend|hundert|tausend|million\w*|milliard\w*|"
+    r"doppelt|verdoppelt|dreifach|jede[rs]?\s+(?:zweite|dritte|vierte|fünfte))\b",
+    re.I,
+)
+
+
+#: A share in words ("a third", "one in five", "die Hälfte", "jeder vierte"), which
+#: `lexical.quantities` does not read: no word overlap supports it.
+_FRACTION = re.compile(
+    r"\b(?:half|halves|third|thirds|quarter|quarters|fifth|fifths|tenth|tenths|one\s+in\s+\w+|"
+    r"hälfte|drittel|viertel|fünftel|zehntel|jede[rs]?\s+(?:zweite|dritte|vierte|fünfte|zehnte)\w*)\b",
     re.I,
 )
 
@@ -145,34 +185,54 @@ class OfflineJudge:
 
     The claim's content terms (Snowball stems in the claim's language, English or German,
     without stop words or cue words; German compounds meet their parts) are looked up in
-    every sentence of the retrieved passages. The sentence covering most of them is the
-    *focus*; its text is the evidence, verbatim, with its passage's page. Then, for the
+    every sentence of the retrieved passages; a term not found earns part credit for a near
+    match (`lexical.similarity`: a near-synonym of a short bilingual list, character 3–5-gram
+    overlap, a German compound sharing a leading part). The sentence covering most of them is
+    the *focus*; its text is the evidence, verbatim, with its passage's page. Then, for the
     focus (the clause of it closest to the claim, for direction and negation):
 
-    - coverage below `related_at`, even with the neighbouring sentences → `uncertain`;
+    - coverage below `unrelated_at` in every sentence and window of a source of at least
+      `unrelated_sentences` sentences → `not_supported` (low: the source does not state it);
+    - coverage below `weakly_related_at`, even with the neighbouring sentences → `uncertain`,
+      unless claim and source deny the same thing (→ `supported`, medium);
     - a figure of the claim that no passage states, while the focus states another figure
       of the same unit (12 % for 21 %, 3.5 h for 35 h), or the same figure in another
       unit → `not_supported` (high confidence);
     - a direction opposite to the focus's on the same axis (increase/decrease,
-      improve/worsen; steigen/sinken …) → `not_supported` (high);
-    - the claim asserts what the focus denies, or the reverse → `not_supported` (medium);
+      improve/worsen; steigen/sinken …) → `not_supported` (medium);
+    - the claim asserts what the focus denies ("unchanged" included), or the reverse →
+      `not_supported` (medium); both deny it → `supported` (medium);
     - an absolute claim ("all", "always", "eliminates", "vollständig") against hedged or
       plain source language → `partially_supported` (overstated; medium);
     - matching figures or a matching direction with coverage ≥ `related_at` →
-      `supported` (high); coverage ≥ `supported_at` without a cue → `supported` (medium);
-    - anything else (a figure found nowhere, middling coverage) → `uncertain` (low).
+      `supported` (high); coverage ≥ `supported_at` in the focus or in it and an adjacent
+      sentence (the two quoted) without a cue → `supported` (medium); coverage ≥
+      `weakly_related_at` with no figure, numeral, direction, comparison or contrast →
+      `supported` (low);
+    - anything else (a figure found nowhere, a share in words, a comparison of what the
+      source contrasts, middling coverage) → `uncertain` (low).
 
     A contradicted figure or direction is never `supported`. A claim of several clauses
     ("…, whereas …", "; ", ", and …") is judged as a whole and clause by clause: a
-    contradiction in any clause decides; clauses supported and unfound make a partial.
+    contradiction in any clause decides; clauses supported and unfound make a partial (low).
     Confidences fall in `CONFIDENCE_BANDS`.
     """
 
     name = "offline"
 
-    def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5) -> None:
+    def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5, negation_related_at: float = 0.4,
+                 unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45) -> None:
         self.supported_at = supported_at
         self.related_at = related_at
+        #: coverage at which the cues are read at all, and most terms without a cue against them
+        #: are a weak support (near matches earn part credit, so a paraphrase covers less than a copy)
+        self.weakly_related_at = weakly_related_at
+        #: coverage at which a shared denial supports the claim
+        self.negation_related_at = negation_related_at
+        #: below this coverage in every sentence (and window) of at least `unrelated_sentences`
+        #: sentences read, the source does not state the claim: `not_supported`
+        self.unrelated_at = unrelated_at
+        self.unrelated_sentences = unrelated_sentences
 
     def judge(self, claim: str, passages: list[Hit]) -> Judgement:
         """Judge `claim` against `passages` (best first)."""
@@ -229,7 +289,13 @@ class OfflineJudge:
                                sentence=focus, reason=reason)
 
         related = max(cov, cov_window)
-        if related < self.related_at:
+        if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences:
+            return result(Verdict.not_supported, 0.35 + 0.14 * (self.unrelated_at - related) / self.unrelated_at,
+                          "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
+        if related < self.weakly_related_at:
+            agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
+            if agreed is not None:
+                return agreed
             return result(Verdict.uncertain, 0.1 + 0.35 * related, "weak",
                           "the retrieved passages share few of the claim's key terms")
         strength = min(1.0, (related - self.related_at) / (1 - self.related_at))
@@ -240,8 +306,10 @@ class OfflineJudge:
         clause_cov = max(cov, scorer.coverage(clause, focus.lang))
         on_subject = clause_cov >= self.related_at
         direction = _compare_directions(claim, clause) if on_subject else None
+        if direction == "agree" and lexical.negated(claim) != lexical.negated(clause):
+            direction = None  # "did not reduce" against "reduced": the negation below decides
         if direction == "conflict":
-            return result(Verdict.not_supported, 0.75 + 0.15 * strength, "direction",
+            return result(Verdict.not_supported, 0.68 + 0.06 * strength, "direction",
                           "the source states the opposite direction")
         claim_axes = set(lexical.directions(claim))
         unconfirmed = bool(claim_axes) and direction is None
@@ -254,6 +322,11 @@ class OfflineJudge:
                 if other is focus or other_cov < 0.2 or not claim_axes & set(lexical.directions(other_clause)):
                     continue
                 found = _compare_directions(claim, other_clause)
+                if found == "agree" and lexical.negated(claim) != lexical.negated(other_clause):
+                    # "did not reduce" against "reduced": the same verb, the opposite statement
+                    return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
+                                       cue="negation", coverage=other_cov, sentence=other,
+                                       reason="a related sentence of the source denies the claim's direction")
                 if found == "conflict":
                     return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
                                        cue="direction", coverage=other_cov, sentence=other,
@@ -275,6 +348,10 @@ class OfflineJudge:
         if overstated and on_subject:
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
                           f"the claim overstates the source ({overstated})")
+        if not figures.unmatched and not overstated and direction is None and not unconfirmed:
+            agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
+            if agreed is not None:
+                return agreed
         if figures.unmatched:
             return result(Verdict.uncertain, 0.35, "weak",
                           f"no passage states the claim's figure {figures.unmatched}; check the source")
@@ -290,17 +367,61 @@ class OfflineJudge:
         if direction == "agree" and clause_cov >= 0.6:
             return result(Verdict.supported, 0.75 + 0.15 * strength, "direction",
                           "the source states the claim's direction and key terms")
+        if _COMPARISON.search(claim) and _CONTRAST.search(focus.text) and not _CONTRAST.search(claim):
+            # "X and Y equally" against "X kept it, whereas Y lost it": the words are the source's,
+            # the comparison is not.
+            return result(Verdict.uncertain, 0.4, "weak",
+                          "the claim compares what the source contrasts; check the source")
+        counted = bool(lexical.quantities(claim, claim_lang) or _NUMERAL.search(claim))  # counts, shares, years too
+        # A source sentence with figures the claim words differently ("most", "a small share"): a
+        # clear overlap may support it, a weak one may not.
+        quantified = any(not q.weak for q in lexical.quantities(focus.text, focus.lang))
+        if _FRACTION.search(claim) and not figures.matched and max(cov, cov_window) >= self.supported_at:
+            return result(Verdict.uncertain, 0.4, "weak", "the source's sentence states the claim's key terms, "
+                          "but a figure in words cannot be checked against its figures; check the source")
         if unconfirmed and direction is None and cov >= self.supported_at:
             return result(Verdict.supported, 0.55, "overlap",
                           "the source's sentence states the claim's key terms (its direction in other words)")
         if cov >= self.supported_at:
             return result(Verdict.supported, 0.55 + 0.19 * min(1.0, (cov - self.supported_at) / (1 - self.supported_at)),
                           "overlap", "the source's sentence states the claim's key terms")
+        pair_cov, pair = max(((scorer.coverage(p, focus.lang), p) for p in focus.pairs if p), default=(0.0, None))
+        if (pair is not None and pair_cov >= self.supported_at and not _COMPARISON.search(claim)
+                and (figures.matched or not counted)):
+            # The claim draws on two adjacent sentences ("The trial enrolled … . Its members …").
+            return _Assessment(verdict=Verdict.supported, confidence=0.55, cue="overlap", coverage=cov,
+                               sentence=focus, evidence=pair,
+                               reason=f"two adjacent sentences of the source state the claim's key terms "
+                                      f"({pair_cov:.0%} together)")
         if cov >= 0.6 and cov_window >= 0.9:
             return result(Verdict.supported, 0.52, "overlap",
                           "the source's sentence and its neighbours state the claim's key terms")
+        if (cov >= self.weakly_related_at and not claim_axes and not counted and not quantified
+                and not _COMPARISON.search(claim)
+                and not (_CONTRAST.search(focus.text) and not _CONTRAST.search(claim))):
+            # Most of the claim's terms in one sentence and nothing against it: a weak support.
+            weight = (cov - self.weakly_related_at) / (self.supported_at - self.weakly_related_at)
+            return result(Verdict.supported, 0.4 + 0.09 * weight,
+                          "overlap", "the source's sentence states most of the claim's key terms; no cue against it")
         return result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
                       "the source shares some of the claim's key terms, but no cue decides")
+
+    def _negations_agree(self, claim: str, focus: _Sentence, scorer: _Scorer, cov: float,
+                         cov_window: float) -> _Assessment | None:
+        """Supported when claim and source deny the same thing in other words ("had no influence
+        on" / "did not measurably affect"): a shared denial over most of the claim's terms is
+        an agreement cue a mere overlap is not. None when they do not both deny."""
+        clause = scorer.closest_clause(focus)
+        clause_cov = max(cov, scorer.coverage(clause, focus.lang))
+        if max(clause_cov, cov_window) < self.negation_related_at:
+            return None
+        if not (lexical.negated(claim) and lexical.negated(clause)) or lexical.negated_only_by_never(claim):
+            return None
+        if lexical.quantities(claim, lexical.language(claim)) or lexical.directions(claim):
+            return None  # a figure or a direction must be met by its own cue
+        return _Assessment(verdict=Verdict.supported, confidence=round(0.62 + 0.2 * clause_cov, 3), cue="negation",
+                           coverage=cov, sentence=focus,
+                           reason="the source denies what the claim denies, over most of its key terms")
 
     def _combine(self, whole: _Assessment, parts: list[_Assessment]) -> _Assessment:
         everyone = [whole, *parts]
@@ -313,14 +434,14 @@ class OfflineJudge:
         if Verdict.not_supported in verdicts or Verdict.partially_supported in verdicts:
             if supported or Verdict.partially_supported in verdicts:
                 lead = max(parts, key=lambda a: a.coverage)
-                return lead.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.6,
+                return lead.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.45,
                                                "reason": reasons, "cue": "clauses"})
             return max(parts, key=lambda a: a.confidence).model_copy(update={"reason": reasons})
         if whole.verdict is Verdict.supported or all(v is Verdict.supported for v in verdicts):
             best = whole if whole.verdict is Verdict.supported else max(parts, key=lambda a: a.confidence)
             return best
         if supported:
-            return supported[0].model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.5,
+            return supported[0].model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.45,
                                                    "reason": reasons, "cue": "clauses"})
         return whole
 
@@ -328,7 +449,7 @@ class OfflineJudge:
         return Judgement(
             verdict=a.verdict,
             confidence=a.confidence,
-            evidence=a.sentence.text if a.sentence else None,
+            evidence=a.evidence or (a.sentence.text if a.sentence else None),
             evidence_page=a.sentence.hit.page if a.sentence else None,
             rationale=f"Offline (lexical): {a.reason}; key-term coverage {a.coverage:.0%} in the closest sentence.",
         )
@@ -349,7 +470,9 @@ def _sentences(passages: Sequence[Hit]) -> list[_Sentence]:
             if not text:
                 continue
             window = " ".join(texts[max(0, i - 1):i + 2])
-            out.append(_Sentence(text=text, window=window, hit=hit, rank=rank, lang=lang))
+            before = hit.text[spans[i - 1][0]:spans[i][1]].strip() if i > 0 and texts[i - 1] else None
+            after = hit.text[spans[i][0]:spans[i + 1][1]].strip() if i + 1 < len(spans) and texts[i + 1] else None
+            out.append(_Sentence(text=text, window=window, hit=hit, rank=rank, lang=lang, pairs=(before, after)))
     return out
 
 
@@ -378,7 +501,7 @@ class _Scorer:
             compounds = self._compounds(lang)
             weights = []
             for t in terms:
-                df = sum(lexical.term_match(t, found, compounds) > 0 for found in stems)
+                df = sum(lexical.term_match(t, found, compounds, lang) > 0 for found in stems)
                 weights.append(1.0 + math.log((n + 1) / (max(df, 1) + 1)))
             self._by_lang[lang] = (terms, weights)
         return self._by_lang[lang]
@@ -392,7 +515,7 @@ class _Scorer:
             return 0.0
         found = _stems(text, lang)
         compounds = self._compounds(lang)
-        return sum(w * lexical.term_match(t, found, compounds) for t, w in zip(terms, weights)) / sum(weights)
+        return sum(w * lexical.term_match(t, found, compounds, lang) for t, w in zip(terms, weights)) / sum(weights)
 
     def closest_clause(self, sentence: _Sentence) -> str:
         """The clause of the sentence closest to the claim (the whole sentence when one)."""

@@ -115,17 +115,132 @@ def claim_core(claim: str) -> str:
     return _FRAMING.sub("", claim, count=1)
 
 
-def term_match(term: str, found: set[str], compounds: bool) -> float:
+def term_match(term: str, found: set[str] | frozenset[str], compounds: bool, lang: str | None = None) -> float:
     """Credit for a claim stem in a set of source stems: 1 for the stem itself, 0.75 for a
-    German compound that ends in it or starts with it ("dauer" in "schlafdau"), else 0."""
+    German compound that ends in it or starts with it ("dauer" in "schlafdau"), else the best
+    `similarity` of the stem to one of them (near-synonyms, derivations, shared compound
+    parts; 0 when none is close). `lang` is the stemmer's language, for the synonym list."""
     if term in found:
         return 1.0
+    best = 0.0
     if compounds and len(term) >= 3:
         for other in found:
             if len(other) >= len(term) + 3 and (other.endswith(term) or other.startswith(term)):
                 return 0.75
             if len(term) >= len(other) + 3 and len(other) >= 4 and (term.endswith(other) or term.startswith(other)):
                 return 0.75
+    if lang is not None:
+        for other in found:
+            best = max(best, similarity(term, other, lang, compounds))
+    return best
+
+
+# -- near matches: synonyms, character n-grams, compound parts -------------------------------
+
+#: General academic near-synonyms, English and German (one group a line; stems compared per
+#: language, so a word may sit in a group in either spelling). Vocabulary of study reports in
+#: general, not of any one topic: a paraphrase says "impact" where its source says "effect".
+_SYNONYM_GROUPS = """
+effect effects impact impacts influence influences influenced consequence consequences outcome outcomes
+  einfluss einflüsse effekt effekte wirkung wirkungen auswirkung auswirkungen folge folgen auswirken wirken wirkte
+link links linked association associations associated relationship relationships related correlation correlated
+  correlates zusammenhang zusammenhänge zusammenhängen verbunden korrelation korreliert korrelierte assoziiert beziehung
+participant participants subject subjects respondent respondents interviewee interviewees sample
+  teilnehmer teilnehmende teilnehmenden teilnehmerinnen proband probanden probandinnen befragte befragten stichprobe
+student students pupil pupils learner learners schoolchildren
+  schüler schülerin schülerinnen lernende lernenden studierende studierenden studenten
+child children kid kids kinder kind
+adolescent adolescents teenager teenagers youth youths jugendliche jugendlichen heranwachsende
+adult adults erwachsene erwachsenen
+employee employees worker workers staff personnel workforce
+  beschäftigte beschäftigten mitarbeiter mitarbeitende mitarbeitenden arbeitnehmer arbeitnehmende belegschaft
+employer employers company companies firm firms business businesses enterprise enterprises
+  arbeitgeber unternehmen betrieb betriebe firma firmen
+performance achievement achievements attainment competence competences competency proficiency skill skills
+  leistung leistungen kompetenz kompetenzen fähigkeit fähigkeiten fertigkeit fertigkeiten
+use usage utilisation utilization uses used using
+  nutzung benutzung verwendung einsatz gebrauch nutzen nutzten genutzt eingesetzt verwendet
+rate rates share shares proportion proportions percentage fraction quota
+  anteil anteile quote quoten rate raten prozentsatz
+cost costs expense expenses expenditure spending price prices
+  kosten ausgaben aufwand preis preise
+risk risks likelihood probability chance chances odds gefahr risiko risiken wahrscheinlichkeit
+method methods approach approaches procedure technique techniques
+  methode methoden verfahren ansatz ansätze vorgehen technik
+intervention interventions programme program programs treatment treatments measure measures
+  intervention interventionen programm programme maßnahme maßnahmen behandlung behandlungen förderung
+significant significantly substantial substantially considerable considerably marked markedly notable notably
+  signifikant signifikante erheblich erhebliche deutlich deutliche beträchtlich nennenswert nennenswerte
+big large major great groß große großen bedeutend
+small minor little slight gering geringe geringen klein kleine
+rapid rapidly quick quickly fast schnell schneller rasch
+level levels degree extent niveau ausmaß grad
+period duration time span dauer zeitraum zeitspanne
+job jobs employment occupation occupations work stelle stellen beschäftigung arbeit arbeitsplatz arbeitsplätze
+wage wages salary salaries pay earnings income incomes lohn löhne gehalt gehälter einkommen verdienst
+health wellbeing well-being gesundheit wohlbefinden
+patient patients patientin patientinnen patienten
+result results finding findings ergebnis ergebnisse befund befunde
+show showed shown demonstrate demonstrated reveal revealed zeigen zeigte zeigten belegen belegte
+region regions area areas district districts gebiet gebiete region regionen bezirk bezirke
+city cities town towns urban stadt städte städtisch
+country countries nation nations land länder staat staaten
+household households haushalt haushalte
+home homes house houses dwelling housing wohnung wohnungen haus häuser wohnraum
+teacher teachers lehrer lehrerin lehrkraft lehrkräfte lehrende
+school schools schule schulen
+"""
+
+
+@lru_cache(maxsize=2)
+def _synonyms(lang: str) -> dict[str, int]:
+    table: dict[str, int] = {}
+    group = -1
+    for line in _SYNONYM_GROUPS.strip("\n").splitlines():
+        if not line.startswith("  "):
+            group += 1
+        for word in line.split():
+            for part in words(word):
+                table.setdefault(stem(part, lang), group)
+    return table
+
+
+def synonymous(a: str, b: str, lang: str) -> bool:
+    """Whether two stems (of the stemmer of `lang`) are near-synonyms of the list."""
+    table = _synonyms(lang)
+    return a in table and table.get(b) == table[a]
+
+
+def _ngrams(word: str) -> frozenset[str]:
+    padded = f"^{word}$"
+    return frozenset(padded[i:i + n] for n in (3, 4, 5) for i in range(len(padded) - n + 1))
+
+
+@lru_cache(maxsize=262144)
+def similarity(a: str, b: str, lang: str, compounds: bool = True) -> float:
+    """How close two stems are, 0 to 0.9: 0.9 for near-synonyms ("effect"/"impact",
+    "Einfluss"/"Wirkung"); else character 3–5-gram overlap (Dice), which meets inflection and
+    derivation ("reader"/"read", "tablet"/"tablets") when it reaches 0.55; for German, compounds
+    sharing a leading part of 4+ letters ("leseleist"/"lesekompetenz", "schulleist"/"schulnot")
+    count 0.5. Short stems (< 4 letters) only match by synonym."""
+    if a == b:
+        return 1.0
+    if synonymous(a, b, lang):
+        return 0.9
+    if min(len(a), len(b)) < 4:
+        return 0.0
+    ga, gb = _ngrams(a), _ngrams(b)
+    dice = 2 * len(ga & gb) / (len(ga) + len(gb))
+    if dice >= 0.55:
+        return round(min(0.85, dice), 3)
+    if compounds and min(len(a), len(b)) >= 7:
+        prefix = 0
+        for x, y in zip(a, b):
+            if x != y:
+                break
+            prefix += 1
+        if prefix >= 4 and prefix < min(len(a), len(b)):
+            return 0.5
     return 0.0
 
 
@@ -188,6 +303,7 @@ _NOT_DIRECTION = re.compile(
 _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|cannot|none|nothing|nobody|without\s+(?:any\s+)?(?:significant\s+)?"
     r"(?:effect|change|difference|impact|influence)|fail(?:s|ed)?\s+to|unable\s+to|lack(?:s|ed)?|"
+    r"unchanged|unaffected|unverändert\w*|unbeeinflusst\w*|"
     r"kein\w*|nicht|nie|niemals|weder|nichts|ohne\s+(?:signifikanten?\s+|messbaren?\s+)?"
     r"(?:effekt|einfluss|wirkung|unterschied|veränderung))\b|n't\b",
     re.I,

@@ -13,7 +13,8 @@ judges only citations whose claim text or cited source (by content hash) changed
 its base job and copies the other verdicts.
 
 Retrieval takes ``passages_per_claim`` passages (default 3; see analysis/retrieval.py for
-why three) of the cited source. It is hybrid — BM25 and vector ranks fused — when an
+why three) of the cited source for a provider judge, and at least `OFFLINE_PASSAGES` for the
+offline judge, which costs no tokens. It is hybrid — BM25 and vector ranks fused — when an
 embedding provider is configured (CITEQ_EMBEDDINGS_MODEL) and the source's chunks carry
 embeddings; else BM25 alone. Vectors are ranked by pgvector when the extension is
 installed in the database, else by the worker over the chunks its source cache holds.
@@ -233,9 +234,9 @@ def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | Non
     if source_id is None:
         judgement = source_missing_judgement(marker)
     else:
-        hits = retrieve(broker, claim, user_id, session_id, source_id, settings.passages_per_claim,
-                        store=store or store_for(broker, settings), embedder=embedder or configured_embedder())
         judge = judge or judge_for(settings)
+        hits = retrieve(broker, claim, user_id, session_id, source_id, passages_for(judge, settings),
+                        store=store or store_for(broker, settings), embedder=embedder or configured_embedder())
         try:
             judgement = _judge_within_budget(judge, job_id, claim, hits, broker, settings)
         except ProviderPermanentError as exc:
@@ -245,6 +246,19 @@ def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | Non
                                                                  "ordinal": ordinal, "reason": str(exc)})
             return _requeue(broker, job_id, ordinal, random.randint(500, 2000))
     return record_verdict(job_id, ordinal, user_id, judgement, broker=broker)
+
+
+#: Passages the offline judge reads per claim: it costs no tokens, and a paraphrase's sentence is
+#: often not among the provider judge's few (on a small source this is every passage).
+OFFLINE_PASSAGES = 12
+
+
+def passages_for(judge: Judge, settings: PipelineSettings) -> int:
+    """How many passages a judge reads per claim: ``passages_per_claim`` for a provider judge
+    (its prompt), at least `OFFLINE_PASSAGES` for the offline judge."""
+    if isinstance(judge, OfflineJudge):
+        return max(settings.passages_per_claim, OFFLINE_PASSAGES)
+    return settings.passages_per_claim
 
 
 def _judge_within_budget(judge: Judge, job_id: int, claim: str, hits: list[Hit], broker,

@@ -45,6 +45,7 @@ def main() -> int:
         judges._stems.cache_clear()
         lexical.stem.cache_clear()
         lexical.is_cue.cache_clear()
+        lexical.similarity.cache_clear()
         for claim, passages, _ in ALL:
             judge.judge(claim, passages)
     per = (time.perf_counter() - start) / (rounds * len(ALL))

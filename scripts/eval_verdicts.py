@@ -280,7 +280,10 @@ def bands() -> list[tuple[float, float]]:
 
         exported = getattr(judges, "CONFIDENCE_BANDS", None)
         if exported:
-            return [(float(lo), float(hi)) for lo, hi in exported]
+            # (low, high) or (name, low, high), as analysis.judges.CONFIDENCE_BANDS has it; the
+            # last band includes 1
+            found = [(float(band[-2]), float(band[-1])) for band in exported]
+            return found[:-1] + [(found[-1][0], max(found[-1][1], 1.0001))]
     except Exception:  # an older or broken judge module: the defaults still measure
         pass
     return DEFAULT_BANDS
