@@ -5,7 +5,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v p
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench clean browser
+.PHONY: demo test bench clean browser dramatiq-suite
 
 $(BIN)/citeq: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ browser:
 	    echo "Chromium not found: the dashboard test will skip (apt-get install chromium chromium-driver)"; \
 	  fi; \
 	fi
+
+# Dramatiq's own tests (from the sdist of the installed version) against PostgresBroker.
+dramatiq-suite: $(BIN)/citeq
+	$(BIN)/python scripts/dramatiq_suite.py $(PYTEST_ARGS)
 
 bench: $(BIN)/citeq
 	$(BIN)/python scripts/bench_broker.py

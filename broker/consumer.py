@@ -22,11 +22,18 @@ import dramatiq
 from dramatiq.broker import Consumer, MessageProxy
 from dramatiq.message import Message
 
+from . import failures
+
 logger = logging.getLogger(__name__)
 
 #: Longest an ack waits to be written together with others (a finished message's row stays
 #: ``running`` until then; a worker that dies meanwhile gets it re-delivered).
 ACK_LINGER_SECONDS = 0.005
+#: Longest a consumer with free room below its low-water mark waits before it claims anyway
+#: after a claim that came back full (more may be waiting): under load acks free half the
+#: prefetch sooner. A NOTIFY, an eta reached or a poll claim at once: with busy or paused
+#: threads the consumer fills its whole prefetch, as Dramatiq's own brokers do.
+CLAIM_LINGER_SECONDS = 0.005
 
 
 class LeasedMessage(MessageProxy):
@@ -54,7 +61,8 @@ class QueueState:
     def __init__(self) -> None:
         self.cond = threading.Condition()
         self.acks: list[tuple[int, str]] = []
-        self.nacks: list[tuple[int, str, str]] = []
+        #: (row id, lease token, reason, exception type path, exception args as JSON)
+        self.nacks: list[tuple] = []
         #: Messages claimed by this process and not yet acked, nacked or requeued.
         self.outstanding = 0
         self.woken = False
@@ -62,13 +70,40 @@ class QueueState:
         self.rejected = 0
         #: When the oldest ack or nack not yet written was gathered (monotonic), or None.
         self.finished_since: float | None = None
+        #: When the earliest delayed message this process knows of is due (monotonic), or None.
+        self.due_at: float | None = None
+        #: Since when messages may be waiting that no claim of ours has taken (monotonic), or None.
+        self.waiting_since: float | None = None
 
     def wake(self) -> None:
+        """A NOTIFY: messages are waiting; claim them now, whatever room there is."""
         with self.cond:
             self.woken = True
+            self._waiting(time.monotonic() - CLAIM_LINGER_SECONDS)
             self.cond.notify_all()
 
-    def finish(self, ack: tuple[int, str] | None = None, nack: tuple[int, str, str] | None = None) -> None:
+    def _waiting(self, since: float) -> None:
+        if self.waiting_since is None or since < self.waiting_since:
+            self.waiting_since = since
+
+    def claimed(self, limit: int, count: int) -> None:
+        """A claim of up to ``limit`` took ``count``: a full one suggests more are waiting."""
+        with self.cond:
+            if count >= limit:
+                self._waiting(time.monotonic())
+            else:
+                self.waiting_since = None
+
+    def wake_in(self, seconds: float) -> None:
+        """A message of this queue is due in ``seconds``: wake the consumer then (if that is
+        sooner than anything it waits for already)."""
+        at = time.monotonic() + max(seconds, 0.0)
+        with self.cond:
+            if self.due_at is None or at < self.due_at:
+                self.due_at = at
+                self.cond.notify_all()
+
+    def finish(self, ack: tuple[int, str] | None = None, nack: tuple | None = None) -> None:
         with self.cond:
             if ack:
                 self.acks.append(ack)
@@ -79,14 +114,14 @@ class QueueState:
             self.outstanding -= 1
             self.cond.notify_all()
 
-    def take_finished(self) -> tuple[list[tuple[int, str]], list[tuple[int, str, str]]]:
+    def take_finished(self) -> tuple[list[tuple[int, str]], list[tuple]]:
         with self.cond:
             acks, nacks = self.acks, self.nacks
             self.acks, self.nacks = [], []
             self.finished_since = None
             return acks, nacks
 
-    def give_back(self, acks: list[tuple[int, str]], nacks: list[tuple[int, str, str]]) -> None:
+    def give_back(self, acks: list[tuple[int, str]], nacks: list[tuple]) -> None:
         """Keep acks whose write failed, to retry them with the next step."""
         with self.cond:
             self.acks[:0] = acks
@@ -96,23 +131,48 @@ class QueueState:
 
     def due(self, prefetch: int, low_water: int) -> bool:
         """Whether the consumer should exchange now (call with ``cond`` held): there is room
-        for a worthwhile claim, or gathered acks have waited long enough."""
-        return prefetch - self.outstanding >= low_water or self._linger_over()
+        for a worthwhile claim, or gathered acks have waited long enough, or known waiting
+        messages have waited long enough for whatever room there is."""
+        now = time.monotonic()
+        self._eta_reached(now)
+        room = prefetch - self.outstanding
+        return room >= low_water or self._linger_over() or self._claim_due(room, now)
+
+    def _eta_reached(self, now: float) -> None:
+        if self.due_at is not None and self.due_at <= now:
+            self._waiting(self.due_at - CLAIM_LINGER_SECONDS)
+            self.due_at = None
+
+    def _claim_due(self, room: int, now: float) -> bool:
+        return room > 0 and self.waiting_since is not None and now - self.waiting_since >= CLAIM_LINGER_SECONDS
 
     def _linger_over(self) -> bool:
         return self.finished_since is not None and time.monotonic() - self.finished_since >= ACK_LINGER_SECONDS
 
     def wait(self, timeout: float, prefetch: int, low_water: int) -> None:
-        """Sleep until woken (NOTIFY), until gathered acks are due to be written, or ``timeout``."""
+        """Sleep until woken (NOTIFY), until gathered acks are due to be written, until a
+        delayed message is due, or ``timeout``."""
         deadline = time.monotonic() + timeout
         with self.cond:
             while not self.woken:
+                now = time.monotonic()
+                if self.due_at is not None and self.due_at <= now:
+                    break  # an eta was reached: claim it
                 if (self.acks or self.nacks) and self.due(prefetch, low_water):
                     break
-                left = deadline - time.monotonic()
+                room = prefetch - self.outstanding
+                if self._claim_due(room, now):
+                    break
+                left = deadline - now
+                if self.due_at is not None:
+                    left = min(left, self.due_at - now)
                 if self.finished_since is not None:
-                    left = min(left, self.finished_since + ACK_LINGER_SECONDS - time.monotonic())
+                    left = min(left, self.finished_since + ACK_LINGER_SECONDS - now)
+                if room > 0 and self.waiting_since is not None:
+                    left = min(left, self.waiting_since + CLAIM_LINGER_SECONDS - now)
                 if left <= 0:
+                    if deadline <= now:  # a poll: claim whatever room there is
+                        self._waiting(now - CLAIM_LINGER_SECONDS)
                     break
                 self.cond.wait(left)
             self.woken = False
@@ -138,7 +198,8 @@ class PostgresConsumer(Consumer):
         self.state.finish(ack=(message.row_id, message.lease_token))
 
     def nack(self, message: LeasedMessage) -> None:
-        self.state.finish(nack=(message.row_id, message.lease_token, failure_reason(message)))
+        exc_type, exc_args = failures.describe(message._exception)
+        self.state.finish(nack=(message.row_id, message.lease_token, failure_reason(message), exc_type, exc_args))
 
     def requeue(self, messages: Iterable[LeasedMessage]) -> None:
         messages = list(messages)
@@ -153,17 +214,29 @@ class PostgresConsumer(Consumer):
         while True:
             if self.buffer:
                 return self.buffer.popleft()
-            self._step()
+            claimed = self._step()
             if self.buffer:
                 continue
+            if claimed == 0 and self.state.due_at is None:
+                # Idle: learn when the next delayed message is due, to wake for it on time
+                # (later ones announce themselves by NOTIFY with their delay).
+                self._learn_next_eta()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
             self.state.wait(min(remaining, self.broker.settings.poll_interval), self.prefetch, self.low_water)
 
-    def _step(self) -> None:
+    def _learn_next_eta(self) -> None:
+        try:
+            seconds = self.broker.next_eta(self.queue_name)
+        except dramatiq.errors.BrokerConnectionError:
+            return  # the poll interval is the fallback
+        if seconds is not None and seconds < self.broker.settings.poll_interval:
+            self.state.wake_in(seconds)
+
+    def _step(self) -> int | None:
         """Write gathered acks and claim as many messages as there is room for, once that is
-        due (:meth:`QueueState.due`)."""
+        due (:meth:`QueueState.due`); how many were claimed, or None when no claim was made."""
         with self.state.cond:
             room = max(self.prefetch - self.state.outstanding, 0)  # acks already freed their slots
             pending = bool(self.state.acks or self.state.nacks)
@@ -173,6 +246,10 @@ class PostgresConsumer(Consumer):
             with self.state.cond:
                 self.state.outstanding += len(claimed)
             self.buffer.extend(claimed)
+            if room:
+                self.state.claimed(room, len(claimed))
+                return len(claimed)
+        return None
 
     def _exchange(self, limit: int) -> list[LeasedMessage]:
         acks, nacks = self.state.take_finished()
