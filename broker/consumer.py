@@ -12,6 +12,7 @@ after a connection error while worker threads still hold messages of the old one
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 import time
@@ -34,6 +35,8 @@ ACK_LINGER_SECONDS = 0.005
 #: prefetch sooner. A NOTIFY, an eta reached or a poll claim at once: with busy or paused
 #: threads the consumer fills its whole prefetch, as Dramatiq's own brokers do.
 CLAIM_LINGER_SECONDS = 0.005
+#: Etas of delayed messages a queue's state remembers (from NOTIFY and its own sends).
+MAX_KNOWN_ETAS = 10_000
 
 
 class LeasedMessage(MessageProxy):
@@ -70,8 +73,8 @@ class QueueState:
         self.rejected = 0
         #: When the oldest ack or nack not yet written was gathered (monotonic), or None.
         self.finished_since: float | None = None
-        #: When the earliest delayed message this process knows of is due (monotonic), or None.
-        self.due_at: float | None = None
+        #: When the delayed messages this process knows of are due (monotonic; a heap).
+        self.etas: list[float] = []
         #: Since when messages may be waiting that no claim of ours has taken (monotonic), or None.
         self.waiting_since: float | None = None
 
@@ -95,13 +98,18 @@ class QueueState:
                 self.waiting_since = None
 
     def wake_in(self, seconds: float) -> None:
-        """A message of this queue is due in ``seconds``: wake the consumer then (if that is
-        sooner than anything it waits for already)."""
+        """A message of this queue is due in ``seconds``: the consumer wakes then."""
         at = time.monotonic() + max(seconds, 0.0)
         with self.cond:
-            if self.due_at is None or at < self.due_at:
-                self.due_at = at
+            if len(self.etas) < MAX_KNOWN_ETAS:  # beyond: the idle consumer asks (next_eta)
+                heapq.heappush(self.etas, at)
+            if self.etas[0] == at:
                 self.cond.notify_all()
+
+    @property
+    def due_at(self) -> float | None:
+        """When the earliest delayed message this process knows of is due, or None."""
+        return self.etas[0] if self.etas else None
 
     def finish(self, ack: tuple[int, str] | None = None, nack: tuple | None = None) -> None:
         with self.cond:
@@ -139,9 +147,8 @@ class QueueState:
         return room >= low_water or self._linger_over() or self._claim_due(room, now)
 
     def _eta_reached(self, now: float) -> None:
-        if self.due_at is not None and self.due_at <= now:
-            self._waiting(self.due_at - CLAIM_LINGER_SECONDS)
-            self.due_at = None
+        while self.etas and self.etas[0] <= now:
+            self._waiting(heapq.heappop(self.etas) - CLAIM_LINGER_SECONDS)
 
     def _claim_due(self, room: int, now: float) -> bool:
         return room > 0 and self.waiting_since is not None and now - self.waiting_since >= CLAIM_LINGER_SECONDS
