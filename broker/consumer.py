@@ -30,11 +30,6 @@ logger = logging.getLogger(__name__)
 #: Longest an ack waits to be written together with others (a finished message's row stays
 #: ``running`` until then; a worker that dies meanwhile gets it re-delivered).
 ACK_LINGER_SECONDS = 0.005
-#: Longest a consumer with free room below its low-water mark waits before it claims anyway
-#: after a claim that came back full (more may be waiting): under load acks free half the
-#: prefetch sooner. A NOTIFY, an eta reached or a poll claim at once: with busy or paused
-#: threads the consumer fills its whole prefetch, as Dramatiq's own brokers do.
-CLAIM_LINGER_SECONDS = 0.005
 #: Etas of delayed messages a queue's state remembers (from NOTIFY and its own sends).
 MAX_KNOWN_ETAS = 10_000
 
@@ -75,27 +70,24 @@ class QueueState:
         self.finished_since: float | None = None
         #: When the delayed messages this process knows of are due (monotonic; a heap).
         self.etas: list[float] = []
-        #: Since when messages may be waiting that no claim of ours has taken (monotonic), or None.
-        self.waiting_since: float | None = None
+        #: Messages are known to wait that no claim of ours has taken (a NOTIFY, an eta
+        #: reached, a poll): the consumer claims them even with room below its low-water
+        #: mark, so with busy or paused threads it fills its whole prefetch as Dramatiq's own
+        #: brokers do. (Under load no NOTIFY comes, the queue is never empty, and acks free
+        #: half the prefetch first: claims stay batched.)
+        self.waiting = False
 
     def wake(self) -> None:
         """A NOTIFY: messages are waiting; claim them now, whatever room there is."""
         with self.cond:
             self.woken = True
-            self._waiting(time.monotonic() - CLAIM_LINGER_SECONDS)
+            self.waiting = True
             self.cond.notify_all()
 
-    def _waiting(self, since: float) -> None:
-        if self.waiting_since is None or since < self.waiting_since:
-            self.waiting_since = since
-
-    def claimed(self, limit: int, count: int) -> None:
-        """A claim of up to ``limit`` took ``count``: a full one suggests more are waiting."""
+    def claimed(self) -> None:
+        """A claim ran: what was known to wait, it took (as much as there was room for)."""
         with self.cond:
-            if count >= limit:
-                self._waiting(time.monotonic())
-            else:
-                self.waiting_since = None
+            self.waiting = False
 
     def wake_in(self, seconds: float) -> None:
         """A message of this queue is due in ``seconds``: the consumer wakes then."""
@@ -139,19 +131,17 @@ class QueueState:
 
     def due(self, prefetch: int, low_water: int) -> bool:
         """Whether the consumer should exchange now (call with ``cond`` held): there is room
-        for a worthwhile claim, or gathered acks have waited long enough, or known waiting
-        messages have waited long enough for whatever room there is."""
+        for a worthwhile claim, or gathered acks have waited long enough, or messages are known
+        to wait and there is any room."""
         now = time.monotonic()
         self._eta_reached(now)
         room = prefetch - self.outstanding
-        return room >= low_water or self._linger_over() or self._claim_due(room, now)
+        return room >= low_water or self._linger_over() or (room > 0 and self.waiting)
 
     def _eta_reached(self, now: float) -> None:
         while self.etas and self.etas[0] <= now:
-            self._waiting(heapq.heappop(self.etas) - CLAIM_LINGER_SECONDS)
-
-    def _claim_due(self, room: int, now: float) -> bool:
-        return room > 0 and self.waiting_since is not None and now - self.waiting_since >= CLAIM_LINGER_SECONDS
+            heapq.heappop(self.etas)
+            self.waiting = True
 
     def _linger_over(self) -> bool:
         return self.finished_since is not None and time.monotonic() - self.finished_since >= ACK_LINGER_SECONDS
@@ -168,18 +158,16 @@ class QueueState:
                 if (self.acks or self.nacks) and self.due(prefetch, low_water):
                     break
                 room = prefetch - self.outstanding
-                if self._claim_due(room, now):
+                if room > 0 and self.waiting:
                     break
                 left = deadline - now
                 if self.due_at is not None:
                     left = min(left, self.due_at - now)
                 if self.finished_since is not None:
                     left = min(left, self.finished_since + ACK_LINGER_SECONDS - now)
-                if room > 0 and self.waiting_since is not None:
-                    left = min(left, self.waiting_since + CLAIM_LINGER_SECONDS - now)
                 if left <= 0:
                     if deadline <= now:  # a poll: claim whatever room there is
-                        self._waiting(now - CLAIM_LINGER_SECONDS)
+                        self.waiting = True
                     break
                 self.cond.wait(left)
             self.woken = False
@@ -254,7 +242,7 @@ class PostgresConsumer(Consumer):
                 self.state.outstanding += len(claimed)
             self.buffer.extend(claimed)
             if room:
-                self.state.claimed(room, len(claimed))
+                self.state.claimed()
                 return len(claimed)
         return None
 

@@ -183,9 +183,12 @@ def postgres_cpu_seconds() -> float | None:
     """CPU seconds used so far by the embedded PostgreSQL server (postmaster and backends),
     or None when the server is not ours to see (BENCH_PG_DATA unset, DATABASE_URL's server)."""
     data = os.environ.get("BENCH_PG_DATA")
-    if not data:
+    if not data or KIND != "citeq":
         return None
-    import psutil
+    try:
+        import psutil
+    except ImportError:  # the peers' virtual environments do not have it
+        return None
 
     try:
         pid = int(Path(data, "postmaster.pid").read_text().split()[0])
