@@ -356,3 +356,35 @@ def test_the_pool_closes_connections_idle_past_the_setting(db):
     wait_for(lambda: b.pool.close_idle() or b.pool.open == 0, timeout=5, message="idle connections closed")
     assert b.pool.open == 0 and all(c.closed for c in conns)
     b.close()
+
+
+def test_an_idle_worker_keeps_only_its_listener_consumer_and_heartbeat_connections(db):
+    # Given a worker whose eight threads all sent at once (eight pooled connections)
+    b = PostgresBroker(url=db, pool_size=8, pool_idle_seconds=0.3, poll_interval=0.1)
+    dramatiq.set_broker(b)
+    go = threading.Barrier(8)
+
+    @dramatiq.actor(queue_name="other")
+    def sink(n):
+        pass
+
+    @dramatiq.actor
+    def fan_out(n):
+        go.wait(10)
+        with b.connection():  # each thread holds a connection at the same time
+            go.wait(10)
+        sink.send(n)
+
+    w = dramatiq.Worker(b, worker_threads=8, worker_timeout=100, queues={"default"})
+    w.start()
+    try:
+        for n in range(8):
+            fan_out.send(n)
+        wait_for(lambda: b.pool.open >= 8, timeout=10, message="eight pooled connections in use")
+        b.join("default", timeout=10_000)
+        # When its threads are idle, then it holds its listener plus the connections its
+        # consumer and heartbeat keep using: the rest are closed after the idle time
+        wait_for(lambda: b.connections <= 3, timeout=10, message="idle connections closed")
+    finally:
+        w.stop()
+        b.close()
