@@ -388,3 +388,18 @@ def test_an_idle_worker_keeps_only_its_listener_consumer_and_heartbeat_connectio
     finally:
         w.stop()
         b.close()
+
+
+def test_metrics_and_cli_count_a_stale_worker_as_gone(broker, conn, capsys, monkeypatch, db):
+    # Given a worker row whose last heartbeat is 4,300 s old (its process ended long ago)
+    query(conn, "INSERT INTO citeq_workers (worker_id, hostname, pid, queues, last_seen_at) VALUES "
+                "('gone', 'h', 1, '{default}', now() - interval '4300 seconds')")
+    from web import metrics
+
+    # Then /metrics and `citeq workers` count no live worker
+    assert "citeq_workers 0" in metrics.render(broker)
+    monkeypatch.setenv("DATABASE_URL", db)
+    from citeq.cli import main
+
+    assert main(["workers", "--json"]) == 0
+    assert __import__("json").loads(capsys.readouterr().out) == []
