@@ -40,9 +40,10 @@ def test_migrating_again_applies_nothing(db):
     assert migrations.migrate(db) == []
 
 
-def test_migration_files_are_numbered_without_gaps():
+def test_migration_files_are_numbered_in_order_from_one():
+    # Gaps are allowed: parallel branches reserve their numbers (0012 landed before 0009-0011).
     versions = [v for v, _, _ in migrations.discover()]
-    assert versions == list(range(1, len(versions) + 1))
+    assert versions[0] == 1 and versions == sorted(set(versions))
 
 
 def test_a_badly_named_migration_is_refused(tmp_path):
