@@ -2,7 +2,8 @@
 
 Connections per process: at most ``pool_size`` (default 8) pooled connections shared by
 sends, claims, acks, heartbeats and results, plus one long-lived LISTEN connection in
-processes that consume. Behind PgBouncer, point the broker at a session-pooled (or direct)
+processes that consume; pooled connections unused for ``pool_idle_seconds`` are closed, so
+an idle worker keeps its listener and the one or two its consumer and heartbeat use. Behind PgBouncer, point the broker at a session-pooled (or direct)
 endpoint: transaction pooling breaks LISTEN (wake-ups degrade to polling), the
 session-level advisory lock that migrations take, and the prepared statements of the hot
 paths (broker/sql.py).
