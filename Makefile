@@ -15,7 +15,7 @@ endif
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench clean browser FORCE
+.PHONY: demo test bench clean browser dramatiq-suite FORCE
 
 # The interpreter the venv was made with. Rewritten only when PYTHON names another one,
 # which makes $(BIN)/citeq out of date, and its recipe remakes the venv.
@@ -60,6 +60,10 @@ browser:
 	    echo "Chromium not found: the dashboard test will skip (apt-get install chromium chromium-driver)"; \
 	  fi; \
 	fi
+
+# Dramatiq's own tests (from the sdist of the installed version) against PostgresBroker.
+dramatiq-suite: $(BIN)/citeq
+	$(BIN)/python scripts/dramatiq_suite.py $(PYTEST_ARGS)
 
 bench: $(BIN)/citeq
 	$(BIN)/python scripts/bench_broker.py

@@ -495,6 +495,16 @@ WHERE key = ANY(%(keys)s::text[]) AND expires_at > clock_timestamp()
 ORDER BY key
 FOR UPDATE;
 
+-- rate_limit_set_one --
+-- Set a key to a value until its TTL, whatever it held (a barrier's "cleared" event).
+INSERT INTO rate_limit_counters AS r (key, value, expires_at)
+VALUES (%(key)s, %(value)s, clock_timestamp() + %(ttl_ms)s * interval '1 millisecond')
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at;
+
+-- rate_limit_get_one --
+-- The live value of a key (none when absent or expired).
+SELECT value FROM rate_limit_counters WHERE key = %(key)s AND expires_at > clock_timestamp();
+
 -- rate_limit_prune --
 -- Forget expired counters.
 DELETE FROM rate_limit_counters WHERE expires_at <= clock_timestamp() - interval '1 minute';

@@ -14,12 +14,13 @@ every worker and web process on nothing but the database::
 Each operation is one statement (``add``, ``incr``, ``decr``) or one short transaction
 (``incr_and_sum``, which takes the window's keys' advisory locks in key order, so two
 callers never both see room for the last slot). An expired row counts as absent.
-``wait``/``wait_notify`` (used only by ``dramatiq.rate_limits.Barrier``) are not
-supported.
+``wait_notify``/``wait`` (``dramatiq.rate_limits.Barrier``, which Dramatiq's
+``GroupCallbacks`` middleware uses) set an event key and poll for it every 50 ms.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -62,11 +63,21 @@ class PostgresRateLimiterBackend(RateLimiterBackend):
             return db.one(cur, "rate_limit_incr_one", key=key, amount=amount, maximum=maximum,
                           ttl_ms=ttl) is not None
 
+    #: Seconds between two looks at a barrier's event key while waiting for it.
+    WAIT_POLL = 0.05
+
     def wait(self, key, timeout):
-        raise NotImplementedError("barriers are not supported by the Postgres rate-limiter backend")
+        """Whether ``key`` was set (by :meth:`wait_notify`) within ``timeout`` ms (None: ever)."""
+        deadline = None if timeout is None else time.monotonic() + timeout / 1000
+        while db.one_on(self.broker, "rate_limit_get_one", key=key) is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(self.WAIT_POLL)
+        return True
 
     def wait_notify(self, key, ttl):
-        raise NotImplementedError("barriers are not supported by the Postgres rate-limiter backend")
+        """Set ``key`` until ``ttl`` ms from now: every :meth:`wait` on it returns True."""
+        db.one_on(self.broker, "rate_limit_set_one", key=key, value=1, ttl_ms=ttl)
 
     def prune(self) -> None:
         """Delete expired counters (the stall sweeper calls this)."""

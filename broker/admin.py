@@ -23,6 +23,7 @@ class WorkerInfo(BaseModel):
     hostname: str
     pid: int
     queues: list[str]
+    connections: int  #: database connections the process holds (its pool and its listener)
     started_at: datetime
     last_seen_at: datetime
     seconds_since_seen: float
@@ -48,8 +49,11 @@ def queue_stats(broker) -> list[QueueStats]:
 
 
 def workers(broker) -> list[WorkerInfo]:
+    """Live worker processes: those that heartbeat within the lease (a process that stopped,
+    or stopped heartbeating, is not live; its row is pruned)."""
     cols = WorkerInfo.model_fields.keys()
-    return [WorkerInfo(**dict(zip(cols, row))) for row in broker.execute("list_workers")]
+    rows = broker.execute("list_workers", lease_seconds=broker.settings.lease_seconds)
+    return [WorkerInfo(**dict(zip(cols, row))) for row in rows]
 
 
 def dead_letters(broker, *, queue_name: str | None = None, limit: int = 100) -> list[DeadLetter]:

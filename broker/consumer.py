@@ -12,6 +12,7 @@ after a connection error while worker threads still hold messages of the old one
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 import time
@@ -22,11 +23,15 @@ import dramatiq
 from dramatiq.broker import Consumer, MessageProxy
 from dramatiq.message import Message
 
+from . import failures
+
 logger = logging.getLogger(__name__)
 
 #: Longest an ack waits to be written together with others (a finished message's row stays
 #: ``running`` until then; a worker that dies meanwhile gets it re-delivered).
 ACK_LINGER_SECONDS = 0.005
+#: Etas of delayed messages a queue's state remembers (from NOTIFY and its own sends).
+MAX_KNOWN_ETAS = 10_000
 
 
 class LeasedMessage(MessageProxy):
@@ -54,7 +59,8 @@ class QueueState:
     def __init__(self) -> None:
         self.cond = threading.Condition()
         self.acks: list[tuple[int, str]] = []
-        self.nacks: list[tuple[int, str, str]] = []
+        #: (row id, lease token, reason, exception type path, exception args as JSON)
+        self.nacks: list[tuple] = []
         #: Messages claimed by this process and not yet acked, nacked or requeued.
         self.outstanding = 0
         self.woken = False
@@ -62,13 +68,42 @@ class QueueState:
         self.rejected = 0
         #: When the oldest ack or nack not yet written was gathered (monotonic), or None.
         self.finished_since: float | None = None
+        #: When the delayed messages this process knows of are due (monotonic; a heap).
+        self.etas: list[float] = []
+        #: Messages are known to wait that no claim of ours has taken (a NOTIFY, an eta
+        #: reached, a poll): the consumer claims them even with room below its low-water
+        #: mark, so with busy or paused threads it fills its whole prefetch as Dramatiq's own
+        #: brokers do. (Under load no NOTIFY comes, the queue is never empty, and acks free
+        #: half the prefetch first: claims stay batched.)
+        self.waiting = False
 
     def wake(self) -> None:
+        """A NOTIFY: messages are waiting; claim them now, whatever room there is."""
         with self.cond:
             self.woken = True
+            self.waiting = True
             self.cond.notify_all()
 
-    def finish(self, ack: tuple[int, str] | None = None, nack: tuple[int, str, str] | None = None) -> None:
+    def claimed(self) -> None:
+        """A claim ran: what was known to wait, it took (as much as there was room for)."""
+        with self.cond:
+            self.waiting = False
+
+    def wake_in(self, seconds: float) -> None:
+        """A message of this queue is due in ``seconds``: the consumer wakes then."""
+        at = time.monotonic() + max(seconds, 0.0)
+        with self.cond:
+            if len(self.etas) < MAX_KNOWN_ETAS:  # beyond: the idle consumer asks (next_eta)
+                heapq.heappush(self.etas, at)
+            if self.etas[0] == at:
+                self.cond.notify_all()
+
+    @property
+    def due_at(self) -> float | None:
+        """When the earliest delayed message this process knows of is due, or None."""
+        return self.etas[0] if self.etas else None
+
+    def finish(self, ack: tuple[int, str] | None = None, nack: tuple | None = None) -> None:
         with self.cond:
             if ack:
                 self.acks.append(ack)
@@ -79,14 +114,14 @@ class QueueState:
             self.outstanding -= 1
             self.cond.notify_all()
 
-    def take_finished(self) -> tuple[list[tuple[int, str]], list[tuple[int, str, str]]]:
+    def take_finished(self) -> tuple[list[tuple[int, str]], list[tuple]]:
         with self.cond:
             acks, nacks = self.acks, self.nacks
             self.acks, self.nacks = [], []
             self.finished_since = None
             return acks, nacks
 
-    def give_back(self, acks: list[tuple[int, str]], nacks: list[tuple[int, str, str]]) -> None:
+    def give_back(self, acks: list[tuple[int, str]], nacks: list[tuple]) -> None:
         """Keep acks whose write failed, to retry them with the next step."""
         with self.cond:
             self.acks[:0] = acks
@@ -96,23 +131,43 @@ class QueueState:
 
     def due(self, prefetch: int, low_water: int) -> bool:
         """Whether the consumer should exchange now (call with ``cond`` held): there is room
-        for a worthwhile claim, or gathered acks have waited long enough."""
-        return prefetch - self.outstanding >= low_water or self._linger_over()
+        for a worthwhile claim, or gathered acks have waited long enough, or messages are known
+        to wait and there is any room."""
+        now = time.monotonic()
+        self._eta_reached(now)
+        room = prefetch - self.outstanding
+        return room >= low_water or self._linger_over() or (room > 0 and self.waiting)
+
+    def _eta_reached(self, now: float) -> None:
+        while self.etas and self.etas[0] <= now:
+            heapq.heappop(self.etas)
+            self.waiting = True
 
     def _linger_over(self) -> bool:
         return self.finished_since is not None and time.monotonic() - self.finished_since >= ACK_LINGER_SECONDS
 
     def wait(self, timeout: float, prefetch: int, low_water: int) -> None:
-        """Sleep until woken (NOTIFY), until gathered acks are due to be written, or ``timeout``."""
+        """Sleep until woken (NOTIFY), until gathered acks are due to be written, until a
+        delayed message is due, or ``timeout``."""
         deadline = time.monotonic() + timeout
         with self.cond:
             while not self.woken:
+                now = time.monotonic()
+                if self.due_at is not None and self.due_at <= now:
+                    break  # an eta was reached: claim it
                 if (self.acks or self.nacks) and self.due(prefetch, low_water):
                     break
-                left = deadline - time.monotonic()
+                room = prefetch - self.outstanding
+                if room > 0 and self.waiting:
+                    break
+                left = deadline - now
+                if self.due_at is not None:
+                    left = min(left, self.due_at - now)
                 if self.finished_since is not None:
-                    left = min(left, self.finished_since + ACK_LINGER_SECONDS - time.monotonic())
+                    left = min(left, self.finished_since + ACK_LINGER_SECONDS - now)
                 if left <= 0:
+                    if deadline <= now:  # a poll: claim whatever room there is
+                        self.waiting = True
                     break
                 self.cond.wait(left)
             self.woken = False
@@ -138,7 +193,8 @@ class PostgresConsumer(Consumer):
         self.state.finish(ack=(message.row_id, message.lease_token))
 
     def nack(self, message: LeasedMessage) -> None:
-        self.state.finish(nack=(message.row_id, message.lease_token, failure_reason(message)))
+        exc_type, exc_args = failures.describe(message._exception)
+        self.state.finish(nack=(message.row_id, message.lease_token, failure_reason(message), exc_type, exc_args))
 
     def requeue(self, messages: Iterable[LeasedMessage]) -> None:
         messages = list(messages)
@@ -153,17 +209,29 @@ class PostgresConsumer(Consumer):
         while True:
             if self.buffer:
                 return self.buffer.popleft()
-            self._step()
+            claimed = self._step()
             if self.buffer:
                 continue
+            if claimed == 0 and self.state.due_at is None:
+                # Idle: learn when the next delayed message is due, to wake for it on time
+                # (later ones announce themselves by NOTIFY with their delay).
+                self._learn_next_eta()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
             self.state.wait(min(remaining, self.broker.settings.poll_interval), self.prefetch, self.low_water)
 
-    def _step(self) -> None:
+    def _learn_next_eta(self) -> None:
+        try:
+            seconds = self.broker.next_eta(self.queue_name)
+        except dramatiq.errors.BrokerConnectionError:
+            return  # the poll interval is the fallback
+        if seconds is not None and seconds < self.broker.settings.poll_interval:
+            self.state.wake_in(seconds)
+
+    def _step(self) -> int | None:
         """Write gathered acks and claim as many messages as there is room for, once that is
-        due (:meth:`QueueState.due`)."""
+        due (:meth:`QueueState.due`); how many were claimed, or None when no claim was made."""
         with self.state.cond:
             room = max(self.prefetch - self.state.outstanding, 0)  # acks already freed their slots
             pending = bool(self.state.acks or self.state.nacks)
@@ -173,6 +241,10 @@ class PostgresConsumer(Consumer):
             with self.state.cond:
                 self.state.outstanding += len(claimed)
             self.buffer.extend(claimed)
+            if room:
+                self.state.claimed()
+                return len(claimed)
+        return None
 
     def _exchange(self, limit: int) -> list[LeasedMessage]:
         acks, nacks = self.state.take_finished()

@@ -1,7 +1,8 @@
 """The two background threads of a consuming process.
 
 * :class:`Listener` holds one connection in ``LISTEN citeq_wakeup`` and wakes the
-  consumer of the queue named in a notification. It is only the fast path: a lost
+  consumer of the queue named in a notification, at once or, for a delayed message
+  (payload ``<queue> <seconds>``), when it is due. It is only the fast path: a lost
   notification (or a lost connection) costs at most one poll interval.
 * :class:`Heartbeat` extends the leases of the messages this process holds, records the
   process in ``citeq_workers``, re-queues expired leases of dead workers (or dead-letters
@@ -31,6 +32,8 @@ class Listener(threading.Thread):
         super().__init__(name="citeq-listener", daemon=True)
         self.broker = broker
         self.stopping = threading.Event()
+        #: Whether the LISTEN connection is open (counted in the process's connections).
+        self.connected = False
 
     def run(self) -> None:
         backoff = 0.1
@@ -45,6 +48,7 @@ class Listener(threading.Thread):
 
     def _listen(self) -> None:
         conn = psycopg2.connect(self.broker.url, application_name=self.broker.application_name)
+        self.connected = True
         try:
             conn.autocommit = True
             with conn.cursor() as cur:
@@ -54,12 +58,26 @@ class Listener(threading.Thread):
             while not self.stopping.is_set():
                 if select.select([conn], [], [], 1.0)[0]:
                     conn.poll()
-                    queues = {n.payload for n in conn.notifies}
+                    payloads = {n.payload for n in conn.notifies}
                     conn.notifies.clear()
-                    for queue in queues:
-                        self.broker.wake(queue)
+                    for payload in payloads:
+                        self.dispatch(payload)
         finally:
+            self.connected = False
             conn.close()
+
+    def dispatch(self, payload: str) -> None:
+        """``<queue>``: due messages, wake its consumer; ``<queue> <seconds>``: delayed ones."""
+        queue, _, delay = payload.partition(" ")
+        if not delay:
+            self.broker.wake(queue)
+            return
+        try:
+            seconds = float(delay)
+        except ValueError:
+            self.broker.wake(queue)
+            return
+        self.broker.wake_in(queue, seconds)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -88,9 +106,10 @@ class Heartbeat(threading.Thread):
 
     def beat(self) -> None:
         queues = self.broker.consumed_queues
+        self.broker.pool.close_idle()
         if queues:
             self.broker.execute("upsert_worker", worker_id=self.broker.worker_id, hostname=self.hostname,
-                                pid=self.broker.pid, queues=queues)
+                                pid=self.broker.pid, queues=queues, connections=self.broker.connections)
         else:  # the worker in this process stopped: it serves nothing any more
             self.broker.execute("delete_worker", worker_id=self.broker.worker_id)
         self.broker.execute(

@@ -3,7 +3,9 @@
 psycopg2's own pools raise at once when they run dry; under a burst of sends that turns
 into lost messages (dramatiq-pg lost 720 of 1,600 sends from 32 threads that way).
 This pool makes callers wait for a free connection instead, up to ``timeout``.
-Broken connections are discarded, never handed out again.
+Broken connections are discarded, never handed out again. Connections unused for
+``idle_seconds`` are closed, so a burst's connections do not stay open: the most recently
+returned connection is handed out first, and the ones at the bottom of the stack age out.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -28,12 +31,16 @@ BROKEN = (psycopg2.OperationalError, psycopg2.InterfaceError)
 class Pool:
     """At most ``size`` connections to ``dsn``, shared by the threads of one process."""
 
-    def __init__(self, dsn: str, *, size: int, timeout: float, application_name: str = "citeq") -> None:
+    def __init__(self, dsn: str, *, size: int, timeout: float, idle_seconds: float = 30.0,
+                 application_name: str = "citeq") -> None:
         self.dsn = dsn
         self.size = size
         self.timeout = timeout
+        self.idle_seconds = idle_seconds
         self.application_name = application_name
-        self._idle: list[psycopg2.extensions.connection] = []
+        #: (connection, when it was returned) in return order: the newest at the end.
+        self._idle: list[tuple[psycopg2.extensions.connection, float]] = []
+        self._in_use = 0
         self._slots = threading.BoundedSemaphore(size)
         self._lock = threading.Lock()
         self._pid = os.getpid()
@@ -46,6 +53,7 @@ class Pool:
             with self._lock:
                 self._orphans.extend(self._idle)
                 self._idle = []
+                self._in_use = 0
                 self._slots = threading.BoundedSemaphore(self.size)
                 self._pid = os.getpid()
 
@@ -61,8 +69,14 @@ class Pool:
             raise PoolExhausted(f"no free connection within {self.timeout}s (pool size {self.size})")
         try:
             with self._lock:
-                conn = self._idle.pop() if self._idle else None
-            return conn if conn is not None and not conn.closed else self._connect()
+                conn = self._idle.pop()[0] if self._idle else None
+                self._in_use += 1
+            try:
+                return conn if conn is not None and not conn.closed else self._connect()
+            except BaseException:
+                with self._lock:
+                    self._in_use -= 1
+                raise
         except BaseException:
             self._slots.release()
             raise
@@ -76,13 +90,38 @@ class Pool:
                     with conn.cursor() as cur:
                         cur.execute("ROLLBACK")
                 with self._lock:
-                    self._idle.append(conn)
+                    self._idle.append((conn, time.monotonic()))
                 return
             conn.close()
         except BROKEN:
             pass
         finally:
+            with self._lock:
+                self._in_use -= 1
             self._slots.release()
+            self.close_idle()
+
+    @property
+    def open(self) -> int:
+        """Connections open now: in use and idle."""
+        with self._lock:
+            return self._in_use + len(self._idle)
+
+    def close_idle(self) -> int:
+        """Close the connections unused for ``idle_seconds``; how many."""
+        cutoff = time.monotonic() - self.idle_seconds
+        with self._lock:
+            if os.getpid() != self._pid or not self._idle or self._idle[0][1] > cutoff:
+                return 0
+            keep = [(c, t) for c, t in self._idle if t > cutoff]
+            stale = [c for c, t in self._idle if t <= cutoff]
+            self._idle = keep
+        for conn in stale:
+            try:
+                conn.close()
+            except BROKEN:
+                pass
+        return len(stale)
 
     @contextmanager
     def connection(self) -> Iterator[psycopg2.extensions.connection]:
@@ -99,7 +138,7 @@ class Pool:
 
     def close(self) -> None:
         with self._lock:
-            idle, self._idle = self._idle, []
+            idle, self._idle = [c for c, _ in self._idle], []
         for conn in idle:
             try:
                 conn.close()

@@ -2,7 +2,8 @@
 
 Connections per process: at most ``pool_size`` (default 8) pooled connections shared by
 sends, claims, acks, heartbeats and results, plus one long-lived LISTEN connection in
-processes that consume. Behind PgBouncer, point the broker at a session-pooled (or direct)
+processes that consume; pooled connections unused for ``pool_idle_seconds`` are closed, so
+an idle worker keeps its listener and the one or two its consumer and heartbeat use. Behind PgBouncer, point the broker at a session-pooled (or direct)
 endpoint: transaction pooling breaks LISTEN (wake-ups degrade to polling), the
 session-level advisory lock that migrations take, and the prepared statements of the hot
 paths (broker/sql.py).
@@ -34,7 +35,8 @@ from dramatiq.results import Results
 from . import sql
 from .boot import MigrateAtBoot
 from .consumer import LeasedMessage, PostgresConsumer, QueueState
-from .errors import ConfigurationError, DatabaseUnavailable, DeadLettered, MessageTooLarge
+from .errors import ConfigurationError, DatabaseUnavailable, MessageTooLarge
+from .failures import dead_letter_exception
 from .maintenance import Heartbeat, Listener
 from .periodic import PeriodicDedupe
 from .pool import BROKEN, Pool
@@ -52,22 +54,26 @@ class PostgresBroker(dramatiq.Broker):
     Parameters:
       url: libpq URL; defaults to the ``DATABASE_URL`` environment variable.
       middleware: as for any Dramatiq broker; defaults to Dramatiq's default middleware
-        plus results (stored in Postgres) and periodiq support with tick dedupe.
+        plus periodiq support with tick dedupe and the schema migration at worker boot.
+      results: also add Dramatiq's ``Results`` middleware with the Postgres result backend
+        (the same as ``broker.add_middleware(Results(backend=PostgresBackend(broker)))``).
+        Off by default, as with every Dramatiq broker: without it ``get_result()`` raises
+        ``RuntimeError`` and an actor that returns a value logs Dramatiq's hint.
       **settings: any field of :class:`BrokerSettings` (``lease_seconds=...``).
     """
 
-    def __init__(self, url: str | None = None, *, middleware=None, **settings) -> None:
+    def __init__(self, url: str | None = None, *, middleware=None, results: bool = False, **settings) -> None:
         self.settings = BrokerSettings.from_env(database_url=url, **settings)
         self.queries = sql.broker_queries()
-        self.results_backend = PostgresBackend(self)
         if middleware is None:
             middleware = [m() for m in default_middleware] + [
-                Results(backend=self.results_backend),
                 *_periodiq_middleware(),
                 PeriodicDedupe(),
                 MigrateAtBoot(),
             ]
         super().__init__(middleware=middleware)
+        if results:
+            self.add_middleware(Results(backend=PostgresBackend(self)))
         self.queues: set[str] = set()
         self._states: dict[str, QueueState] = {}
         self._states_lock = threading.Lock()
@@ -79,6 +85,11 @@ class PostgresBroker(dramatiq.Broker):
         self._worker_id: str | None = None
         #: Open consumers per queue: what the heartbeat advertises in citeq_workers.
         self._consumers: Counter[str] = Counter()
+        #: join(fail_fast) reports dead letters that died since this broker first used the
+        #: database (or flushed the queue), each once: (database time, ids reported).
+        self._join_epoch: dict[str, datetime] = {}
+        self._first_use: datetime | None = None
+        self._join_reported: set[int] = set()
 
     # -- connections -------------------------------------------------------------------
 
@@ -97,6 +108,7 @@ class PostgresBroker(dramatiq.Broker):
         with self._pool_lock:
             if self._pool is None:
                 self._pool = Pool(self.url, size=self.settings.pool_size, timeout=self.settings.pool_timeout,
+                                  idle_seconds=self.settings.pool_idle_seconds,
                                   application_name=self.application_name)
             return self._pool
 
@@ -117,12 +129,24 @@ class PostgresBroker(dramatiq.Broker):
                 self._worker_id = f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}:{os.getpid()}"
             return self._worker_id
 
+    @property
+    def first_use(self) -> datetime:
+        """The database's clock when this broker first used it (join's fail_fast starts there)."""
+        if self._first_use is None:
+            with self.connection():
+                pass
+        return self._first_use
+
     @contextmanager
     def connection(self) -> Iterator:
         """A pooled connection in autocommit mode; driver failures become DatabaseUnavailable."""
         try:
             with self.pool.connection() as conn:
                 conn.autocommit = True
+                if self._first_use is None:
+                    with conn.cursor() as cur:
+                        cur.execute(self.queries["database_now"])
+                        self._first_use = cur.fetchone()[0]
                 yield conn
         except BROKEN as exc:
             raise DatabaseUnavailable(str(exc).strip() or "database connection lost") from exc
@@ -204,6 +228,12 @@ class PostgresBroker(dramatiq.Broker):
         if state is not None:
             state.wake()
 
+    def wake_in(self, queue_name: str, seconds: float) -> None:
+        """A delayed message of the queue is due in ``seconds``: its consumer wakes then."""
+        state = self._states.get(queue_name)
+        if state is not None:
+            state.wake_in(seconds)
+
     def wake_all(self) -> None:
         for state in list(self._states.values()):
             state.wake()
@@ -237,13 +267,28 @@ class PostgresBroker(dramatiq.Broker):
             "delay_ms": max(int(delay or 0), 0),
             # A retry re-sends the same message (key included): it must not collide with itself.
             "idempotency_key": None if message.options.get("retries") else message.options.get("idempotency_key"),
+            "priority": self._priority(message),
         }
         existing = self._insert(params)
         if existing is not None:
             logger.debug("idempotent send: key %s already used", params["idempotency_key"])
             return existing
+        self._wake_local(queue_name, params["delay_ms"])
         self.emit_after("enqueue", message, delay)
         return message
+
+    def _wake_local(self, queue_name: str, delay_ms: int) -> None:
+        """This process's own consumer of the queue learns of a delayed send at once, NOTIFY
+        or not: a retry's backoff (sent by the worker that ran the message) wakes it at its
+        eta. (Due sends are left to NOTIFY, which skips a queue that has messages waiting.)"""
+        if delay_ms:
+            self.wake_in(queue_name, delay_ms / 1000)
+
+    def _priority(self, message: Message) -> int:
+        """The message's actor priority (Dramatiq: lower runs first); 0 for an actor this
+        process does not know (a message sent by name)."""
+        actor = self.actors.get(message.actor_name)
+        return int(actor.priority) if actor is not None else 0
 
     def _insert(self, params: dict) -> Message | None:
         bound, tx = _bound_connection.get() or (None, None)
@@ -286,6 +331,7 @@ class PostgresBroker(dramatiq.Broker):
             "actor_names": [m.actor_name for m in messages],
             "payloads": payloads,
             "delays_ms": [max(int(delay or 0), 0)] * len(messages),
+            "priorities": [self._priority(m) for m in messages],
         }
         bound = (_bound_connection.get() or (None, None))[0]
         if bound is not None:
@@ -294,6 +340,8 @@ class PostgresBroker(dramatiq.Broker):
                                                                self.queries["insert_messages"], params))
         else:
             self.execute("insert_messages", **params)
+        for queue_name in {q_name(m.queue_name) for m in messages}:
+            self._wake_local(queue_name, params["delays_ms"][0] if messages else 0)
         for m in messages:
             self.emit_after("enqueue", m, delay)
         return list(messages)
@@ -336,6 +384,8 @@ class PostgresBroker(dramatiq.Broker):
             nack_ids=[n[0] for n in nacks],
             nack_tokens=[n[1] for n in nacks],
             nack_reasons=[n[2] for n in nacks],
+            nack_exc_types=[n[3] for n in nacks],
+            nack_exc_args=[n[4] for n in nacks],
             queue_name=queue_name,
             limit=limit,
             worker_id=self.worker_id,
@@ -343,7 +393,7 @@ class PostgresBroker(dramatiq.Broker):
         )
         claimed = []
         finished = 0
-        for kind, row_id, token, payload in sorted(rows, key=lambda r: r[1]):
+        for kind, row_id, token, payload, _, _ in rows:
             if kind != "claimed":
                 finished += 1
                 continue
@@ -355,6 +405,10 @@ class PostgresBroker(dramatiq.Broker):
                 with self.queue_state(queue_name).cond:
                     self.queue_state(queue_name).outstanding -= 1
         return claimed, finished
+
+    def next_eta(self, queue_name: str) -> float | None:
+        """Seconds until the queue's earliest delayed message is due, or None."""
+        return self.execute("next_eta", queue_name=queue_name)[0][0]
 
     def requeue_rows(self, rows: list[tuple[int, str]]) -> int:
         return len(self.execute("requeue_messages", ids=[r[0] for r in rows], tokens=[r[1] for r in rows]))
@@ -375,47 +429,65 @@ class PostgresBroker(dramatiq.Broker):
                         {"retention_seconds": self.settings.retention_seconds, "limit": limit})
             pruned = cur.rowcount
             cur.execute(self.queries["prune_expired_results"], {"limit": limit})
-            cur.execute(self.queries["prune_workers"], {"stale_seconds": max(self.settings.lease_seconds * 10, 300)})
+            cur.execute(self.queries["prune_workers"], {"stale_seconds": self.settings.lease_seconds})
         return pruned
 
     # -- testing helpers and shutdown ----------------------------------------------------
 
     def flush(self, queue_name: str) -> None:
         self.execute("flush_queue", queue_name=q_name(queue_name))
+        self._join_epoch[q_name(queue_name)] = self.execute("database_now")[0][0]
 
     def flush_all(self) -> None:
         for queue_name in self.queues:
             self.flush(queue_name)
 
     def join(self, queue_name: str, *, timeout: int | None = None, fail_fast: bool = True) -> None:
-        """Wait until the queue has no queued or running messages (for tests)."""
+        """Wait until the queue has no queued or running messages (for tests).
+
+        With ``fail_fast``, a message of the queue dead-lettered meanwhile raises, as with
+        Dramatiq's StubBroker, the exception it died of (its type imported by module path,
+        e.g. ``TimeLimitExceeded``, ``SkipMessage`` from the age limit, ``ActorNotFound``,
+        ``RateLimitExceeded`` or the actor's own), caused by a :class:`DeadLettered` that
+        carries the worker's traceback text;
+        :class:`DeadLettered` when that type cannot be imported or rebuilt.
+        """
         if queue_name not in self.queues:
             raise QueueNotFound(queue_name)
-        since = self.execute("database_now")[0][0]
+        since = self._join_epoch.get(queue_name) or self.first_use
         deadline = timeout and time.monotonic() + timeout / 1000
         while True:
             # Count first: a message that dies before the count reaches zero is seen below.
             unfinished = self.execute("count_unfinished", queue_name=queue_name)[0][0]
             if fail_fast:
-                dead = self.execute("dead_since", queue_name=queue_name, since=since)
+                dead = self.execute("dead_since", queue_name=queue_name, since=since,
+                                    reported=sorted(self._join_reported))
                 if dead:
-                    row_id, actor, reason = dead[0]
-                    raise DeadLettered(f"message {row_id} of {actor} was dead-lettered: {reason}")
+                    self._join_reported.add(dead[0][0])
+                    raise dead_letter_exception(*dead[0])
             if unfinished == 0:
                 return
             if deadline and time.monotonic() > deadline:
                 raise QueueJoinTimeout(queue_name)
             time.sleep(0.01)
 
+    @property
+    def connections(self) -> int:
+        """Connections this process holds open: the pool's and the listener's."""
+        pool = self._pool.open if self._pool is not None else 0
+        listening = self._listener is not None and self._listener.connected
+        return pool + int(listening)
+
     def close(self) -> None:
         for thread in (self._listener, self._heartbeat):
             if thread is not None:
                 thread.stop()
-        if self._heartbeat is not None and self._heartbeat.is_alive():
+        if self._heartbeat is not None:
+            # A stopping process leaves citeq_workers at once (not after its lease runs out).
             self._heartbeat.join(timeout=5)
             try:
                 self.execute("delete_worker", worker_id=self.worker_id)
-            except Exception:  # noqa: BLE001 - best effort; the row ages out anyway
+            except Exception:  # noqa: BLE001 - best effort; the row is pruned after the lease
                 pass
         if self._pool is not None:
             self._pool.close()

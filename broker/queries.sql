@@ -6,20 +6,21 @@
 -- insert_message --
 -- Enqueue one message; an idempotency key that exists already inserts nothing.
 -- @prepared
-INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, idempotency_key)
+INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, idempotency_key, priority)
 VALUES (%(message_id)s, %(queue_name)s, %(actor_name)s, %(payload)s,
-        now() + %(delay_ms)s * interval '1 millisecond', %(idempotency_key)s)
+        now() + %(delay_ms)s * interval '1 millisecond', %(idempotency_key)s, %(priority)s)
 ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 RETURNING id;
 
 -- insert_messages --
 -- Enqueue many messages in one statement (the batch API); no idempotency keys.
 -- @prepared
-INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta)
-SELECT m.message_id, m.queue_name, m.actor_name, m.payload, now() + m.delay_ms * interval '1 millisecond'
+INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, priority)
+SELECT m.message_id, m.queue_name, m.actor_name, m.payload, now() + m.delay_ms * interval '1 millisecond',
+       m.priority
 FROM unnest(%(message_ids)s::text[], %(queue_names)s::text[], %(actor_names)s::text[],
-            %(payloads)s::bytea[], %(delays_ms)s::bigint[])
-     AS m(message_id, queue_name, actor_name, payload, delay_ms);
+            %(payloads)s::bytea[], %(delays_ms)s::bigint[], %(priorities)s::int[])
+     AS m(message_id, queue_name, actor_name, payload, delay_ms, priority);
 
 -- get_message_by_idempotency_key --
 -- The message that first claimed an idempotency key.
@@ -27,32 +28,50 @@ SELECT payload FROM citeq_messages WHERE idempotency_key = %(idempotency_key)s;
 
 -- exchange_messages --
 -- One round trip per consumer step: finish the acks and nacks gathered since the last
--- step and claim up to %(limit)s due messages of the queue, oldest first. Acks and claims
--- skip the synchronous commit: a lost ack or claim after a database crash only means a
--- re-delivery, which at-least-once delivery allows anyway. SKIP LOCKED lets any number
--- of workers claim side by side. Acks and nacks are fenced by lease_token, so a late ack
--- of an expired and re-delivered message matches no row.
+-- step, then claim up to %(limit)s due messages of the queue, lowest priority value first,
+-- then oldest eta, then id. Acks and claims skip the synchronous commit: a lost ack or
+-- claim after a database crash only means a re-delivery, which at-least-once delivery
+-- allows anyway. Acks and nacks are fenced by lease_token, so a late ack of an expired and
+-- re-delivered message matches no row.
+--
+-- Lock order (no deadlocks): the finished rows are locked first, in id order, and only
+-- then are rows claimed, with SKIP LOCKED (a claim never waits). A late ack can wait for
+-- another consumer that is claiming its row; had that consumer taken its claim locks
+-- before its own acks (data-modifying CTEs run in an unspecified order; the claim ran
+-- first here), two such consumers could each wait for the other.
 -- @prepared
 SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL synchronous_commit = off;
-WITH acked AS (
-    UPDATE citeq_messages m
-    SET state = 'done', finished_at = now(), lease_expires_at = NULL
+WITH done AS (
+    SELECT a.id, a.token, NULL::text AS reason, NULL::text AS exc_type, NULL::jsonb AS exc_args, true AS acked
     FROM unnest(%(ack_ids)s::bigint[], %(ack_tokens)s::uuid[]) AS a(id, token)
-    WHERE m.id = a.id AND m.lease_token = a.token AND m.state = 'running'
-    RETURNING m.id
-), nacked AS (
+    UNION ALL
+    SELECT n.id, n.token, n.reason, n.exc_type, n.exc_args, false
+    FROM unnest(%(nack_ids)s::bigint[], %(nack_tokens)s::uuid[], %(nack_reasons)s::text[],
+                %(nack_exc_types)s::text[], %(nack_exc_args)s::jsonb[])
+         AS n(id, token, reason, exc_type, exc_args)
+), locked AS (
+    SELECT m.id FROM citeq_messages m
+    WHERE m.id = ANY (ARRAY(SELECT id FROM done)) AND m.state = 'running'
+    ORDER BY m.id
+    FOR UPDATE
+), finished AS (
     UPDATE citeq_messages m
-    SET state = 'dead', finished_at = now(), dead_reason = a.reason,
-        worker_id = NULL, lease_token = NULL, lease_expires_at = NULL
-    FROM unnest(%(nack_ids)s::bigint[], %(nack_tokens)s::uuid[], %(nack_reasons)s::text[])
-         AS a(id, token, reason)
-    WHERE m.id = a.id AND m.lease_token = a.token AND m.state = 'running'
-    RETURNING m.id
+    SET state = CASE WHEN d.acked THEN 'done' ELSE 'dead' END::citeq_message_state,
+        finished_at = now(), lease_expires_at = NULL,
+        dead_reason = d.reason, dead_exception = d.exc_type, dead_exception_args = d.exc_args,
+        worker_id = CASE WHEN d.acked THEN m.worker_id END,
+        lease_token = CASE WHEN d.acked THEN m.lease_token END
+    FROM done d
+    WHERE m.id = d.id AND m.lease_token = d.token AND m.state = 'running'
+      AND m.id = ANY (ARRAY(SELECT id FROM locked))
+    RETURNING m.id, d.acked
 ), picked AS (
     SELECT id FROM citeq_messages
     WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta <= now()
-    ORDER BY eta, id
+      -- Claim only after the finished rows are written (see the lock order above).
+      AND (SELECT count(*) FROM finished) >= 0
+    ORDER BY priority, eta, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 ), claimed AS (
@@ -64,11 +83,19 @@ WITH acked AS (
     -- generic plan updates them through the primary key (joined with picked, a generic
     -- plan expects a tenth of the queue and hashes the whole table).
     WHERE m.id = ANY (ARRAY(SELECT id FROM picked))
-    RETURNING m.id, m.lease_token, m.payload
+    RETURNING m.id, m.lease_token, m.payload, m.priority, m.eta
 )
-SELECT 'claimed' AS kind, id, lease_token::text, payload FROM claimed
-UNION ALL SELECT 'acked', id, NULL, NULL FROM acked
-UNION ALL SELECT 'nacked', id, NULL, NULL FROM nacked;
+SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id, NULL, NULL, NULL::int, NULL::timestamptz
+FROM finished
+UNION ALL SELECT 'claimed', id, lease_token::text, payload, priority, eta FROM claimed
+-- The claim's own order: the worker hands them to its threads in this order.
+ORDER BY 5, 6, 2;
+
+-- next_eta --
+-- Seconds until the earliest delayed message of a queue is due (NULL: none); an idle
+-- consumer sleeps until then rather than a whole poll interval.
+SELECT extract(epoch FROM min(eta) - now())::float8 FROM citeq_messages
+WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta > now();
 
 -- requeue_messages --
 -- Give prefetched, never-started messages back; the delivery does not count.
@@ -87,10 +114,18 @@ SET state = 'dead', finished_at = now(), dead_reason = %(reason)s,
 WHERE id = %(id)s AND lease_token = %(token)s AND state = 'running';
 
 -- extend_leases --
--- Heartbeat: every message this worker holds gets a fresh lease.
+-- Heartbeat: every message this worker holds gets a fresh lease. Rows another statement
+-- has locked are skipped, never waited for: the consumer's ack is finishing them (no
+-- lease needed any more), or a reaper or another worker took them over (the lease is
+-- lost anyway). So a heartbeat never takes part in a deadlock.
 UPDATE citeq_messages
 SET lease_expires_at = now() + %(lease_seconds)s * interval '1 second'
-WHERE worker_id = %(worker_id)s AND state = 'running';
+WHERE id = ANY (ARRAY(
+    SELECT id FROM citeq_messages
+    WHERE worker_id = %(worker_id)s AND state = 'running'
+    ORDER BY id
+    FOR UPDATE SKIP LOCKED
+));
 
 -- reap_expired_leases --
 -- Messages whose worker stopped heartbeating go back to their queue, or to the dead
@@ -115,37 +150,46 @@ RETURNING m.id, m.state::text, m.queue_name;
 
 -- prune_finished_messages --
 -- Delete acknowledged messages older than the retention, a batch at a time.
+-- Two processes pruning at once skip each other's rows (without SKIP LOCKED they could
+-- lock the same rows in different orders and deadlock).
 DELETE FROM citeq_messages
 WHERE id IN (
     SELECT id FROM citeq_messages
     WHERE state = 'done' AND finished_at < now() - %(retention_seconds)s * interval '1 second'
     LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
 );
 
 -- prune_expired_results --
 -- Delete results whose TTL ran out.
 DELETE FROM citeq_results
-WHERE message_key IN (SELECT message_key FROM citeq_results WHERE expires_at < now() LIMIT %(limit)s);
+WHERE message_key IN (SELECT message_key FROM citeq_results WHERE expires_at < now() LIMIT %(limit)s
+                      FOR UPDATE SKIP LOCKED);
 
 -- upsert_worker --
--- Heartbeat row of one worker process: alive, and which queues it serves.
-INSERT INTO citeq_workers (worker_id, hostname, pid, queues)
-VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(queues)s)
-ON CONFLICT (worker_id) DO UPDATE SET queues = excluded.queues, last_seen_at = now();
+-- Heartbeat row of one worker process: alive, which queues it serves, its connections.
+INSERT INTO citeq_workers (worker_id, hostname, pid, queues, connections)
+VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(queues)s, %(connections)s)
+ON CONFLICT (worker_id) DO UPDATE
+SET queues = excluded.queues, connections = excluded.connections, last_seen_at = now();
 
 -- delete_worker --
 -- A worker that shuts down cleanly leaves.
 DELETE FROM citeq_workers WHERE worker_id = %(worker_id)s;
 
 -- prune_workers --
--- Forget workers not seen for a while.
-DELETE FROM citeq_workers WHERE last_seen_at < now() - %(stale_seconds)s * interval '1 second';
+-- Forget processes that stopped heartbeating (rows locked by a heartbeat are alive).
+DELETE FROM citeq_workers
+WHERE worker_id IN (SELECT worker_id FROM citeq_workers
+                    WHERE last_seen_at < now() - %(stale_seconds)s * interval '1 second'
+                    FOR UPDATE SKIP LOCKED);
 
 -- list_workers --
--- Live worker processes, newest heartbeat first.
-SELECT worker_id, hostname, pid, queues, started_at, last_seen_at,
+-- Live worker processes (a heartbeat within the lease), newest heartbeat first.
+SELECT worker_id, hostname, pid, queues, connections, started_at, last_seen_at,
        extract(epoch FROM now() - last_seen_at)::float8 AS seconds_since_seen
 FROM citeq_workers
+WHERE last_seen_at >= now() - %(lease_seconds)s * interval '1 second'
 ORDER BY last_seen_at DESC;
 
 -- store_result --
@@ -194,10 +238,12 @@ SELECT ((SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s A
 SELECT now();
 
 -- dead_since --
--- Dead letters of a queue that died after a point in time (join's fail_fast).
-SELECT id, actor_name, dead_reason FROM citeq_messages
+-- The first dead letter of a queue that died after a point in time and is not reported yet
+-- (join's fail_fast).
+SELECT id, actor_name, dead_reason, dead_exception, dead_exception_args FROM citeq_messages
 WHERE queue_name = %(queue_name)s AND state = 'dead' AND finished_at >= %(since)s
-ORDER BY id LIMIT 1;
+  AND NOT (id = ANY (%(reported)s::bigint[]))
+ORDER BY finished_at, id LIMIT 1;
 
 -- flush_queue --
 -- Drop a queue's waiting messages.
@@ -224,7 +270,7 @@ FOR UPDATE;
 -- Put dead letters back on their queue with fresh deliveries and their given payloads.
 UPDATE citeq_messages m
 SET state = 'queued', attempts = 0, eta = now(), dead_reason = NULL, finished_at = NULL,
-    started_at = NULL, payload = r.payload
+    started_at = NULL, payload = r.payload, dead_exception = NULL, dead_exception_args = NULL
 FROM unnest(%(ids)s::bigint[], %(payloads)s::bytea[]) AS r(id, payload)
 WHERE m.id = r.id AND m.state = 'dead'
 RETURNING m.id;

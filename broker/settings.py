@@ -17,6 +17,7 @@ ENVIRONMENT = {
     "max_message_bytes": "CITEQ_MAX_MESSAGE_BYTES",
     "pool_size": "CITEQ_POOL_SIZE",
     "pool_timeout": "CITEQ_POOL_TIMEOUT",
+    "pool_idle_seconds": "CITEQ_POOL_IDLE_SECONDS",
     "retention_seconds": "CITEQ_RETENTION_SECONDS",
 }
 
@@ -66,6 +67,8 @@ class BrokerSettings(EnvSettings):
     pool_size: int = Field(8, ge=1)
     #: Seconds to wait for a free pooled connection before failing.
     pool_timeout: float = Field(30.0, gt=0)
+    #: A pooled connection unused this long is closed (a burst's connections do not linger).
+    pool_idle_seconds: float = Field(30.0, gt=0)
     #: Finished messages are deleted after this many seconds (idempotency keys live as long).
     retention_seconds: float = Field(3600.0, ge=0)
 

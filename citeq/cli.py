@@ -327,8 +327,9 @@ def cmd_workers(args) -> int:
 
     found = admin.workers(boot())
     emit(args, [w.model_dump(mode="json") for w in found], lambda: table(
-        [[w.worker_id, w.pid, ",".join(w.queues), f"{w.seconds_since_seen:.1f}s ago"] for w in found],
-        ["worker", "pid", "queues", "last heartbeat"]) if found else "no live workers")
+        [[w.worker_id, w.pid, ",".join(w.queues), w.connections, f"{w.seconds_since_seen:.1f}s ago"]
+         for w in found],
+        ["worker", "pid", "queues", "connections", "last heartbeat"]) if found else "no live workers")
     return 0
 
 
@@ -464,7 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("job", type=_id, metavar="JOB")
 
     add("queues", cmd_queues, "depth, running, dead and oldest age per broker queue")
-    add("workers", cmd_workers, "live worker processes, the queues they serve, their last heartbeat")
+    add("workers", cmd_workers, "live worker processes (heartbeat within the lease), their queues, connections, last heartbeat")
     p = add("dead", cmd_dead, "dead letters: list, retry or purge them")
     p.add_argument("dead_command", choices=["list", "retry", "purge"])
     p.add_argument("ids", type=_id, nargs="*", metavar="ID")

@@ -8,6 +8,7 @@ a Dramatiq 2 venv with redis/pika for RedisBroker and RabbitmqBroker), with
 
     python scripts/_bench_client.py cycle --messages 20000 --fill single --processes 1 --threads 8
     python scripts/_bench_client.py latency --messages 200
+    python scripts/_bench_client.py delays --messages 200
     python scripts/_bench_client.py stub --messages 20000 --threads 8
     python scripts/_bench_client.py memory --messages 100000
     python scripts/_bench_client.py sustained --messages 500000 --window 50000
@@ -178,9 +179,43 @@ class Workers:
         self.log_file.close()
 
 
+def postgres_cpu_seconds() -> float | None:
+    """CPU seconds used so far by the embedded PostgreSQL server (postmaster and backends),
+    or None when the server is not ours to see (BENCH_PG_DATA unset, DATABASE_URL's server)."""
+    data = os.environ.get("BENCH_PG_DATA")
+    if not data or KIND != "citeq":
+        return None
+    try:
+        import psutil
+    except ImportError:  # the peers' virtual environments do not have it
+        return None
+
+    try:
+        pid = int(Path(data, "postmaster.pid").read_text().split()[0])
+        root = psutil.Process(pid)
+        total = 0.0
+        for proc in [root, *root.children(recursive=True)]:
+            try:
+                t = proc.cpu_times()
+                total += t.user + t.system
+            except psutil.Error:
+                pass
+        return total
+    except (OSError, ValueError, psutil.Error):
+        return None
+
+
+def connections_now(backend: Backend) -> int | None:
+    if KIND != "citeq":
+        return None
+    return backend._sql("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'citeq:%%'")[0][0]
+
+
 def wait_drained(backend: Backend, n: int, workers: Workers, timeout: float, sample=None) -> dict:
     """Poll until nothing is queued or running; time from the first progress seen."""
     first_t = first_left = None
+    cpu_first = None
+    peak_connections = 0
     deadline = time.perf_counter() + timeout
     while True:
         left = backend.unfinished()
@@ -189,8 +224,11 @@ def wait_drained(backend: Backend, n: int, workers: Workers, timeout: float, sam
             sample(left)
         if first_t is None and left < n:
             first_t, first_left = now, left
+            cpu_first = postgres_cpu_seconds()
+        peak_connections = max(peak_connections, connections_now(backend) or 0)
         if left == 0:
             end = now
+            cpu_end = postgres_cpu_seconds()
             break
         if now > deadline:
             raise SystemExit(f"drain timed out with {left} of {n} left; see {workers.log_path}")
@@ -200,9 +238,11 @@ def wait_drained(backend: Backend, n: int, workers: Workers, timeout: float, sam
     # (The first poll that sees progress is at most POLL late: those few messages are left out.)
     drained = first_left
     seconds = max(end - first_t, 1e-6)
+    pg_cpu = cpu_end - cpu_first if cpu_first is not None and cpu_end is not None else None
     return {"drain_rate": drained / seconds, "drain_seconds": seconds, "drained": drained,
             "spawn_to_empty_seconds": end - workers.started,
-            "spawn_to_first_progress_seconds": first_t - workers.started}
+            "spawn_to_first_progress_seconds": first_t - workers.started,
+            "postgres_cpu_seconds": pg_cpu, "peak_connections": peak_connections or None}
 
 
 # -- commands --------------------------------------------------------------------------
@@ -259,6 +299,56 @@ def cmd_latency(args) -> None:
     q = statistics.quantiles(samples, n=100, method="inclusive")
     result(latency_p50_ms=1000 * statistics.median(samples), latency_p99_ms=1000 * q[98],
            latency_max_ms=1000 * samples[-1], samples=len(samples))
+
+
+def cmd_delays(args) -> None:
+    """Idle worker: delayed messages and retry backoffs, how late each started after its eta.
+
+    Lateness is read from the database (started_at - eta of each delayed row, one clock):
+    --messages sends with random delays of 50-500 ms, one every 20 ms, and as many messages
+    whose first attempt fails and is retried after Dramatiq's backoff (50-100 ms)."""
+    import random
+
+    if KIND != "citeq":
+        raise SystemExit("delays reads eta and started_at from citeq's table")
+    backend = Backend()
+    backend.clean()
+    workers = Workers(1, 8, f"{KIND}-delays")
+    try:
+        bench_app.stamp.send(time.time())
+        deadline = time.monotonic() + 60
+        while backend.unfinished():  # the worker is up and idle
+            if time.monotonic() > deadline:
+                raise SystemExit(f"worker did not start; see {workers.log_path}")
+            workers.check_alive()
+            time.sleep(0.05)
+        time.sleep(1.0)
+        for _ in range(args.messages):
+            bench_app.noop.send_with_options(delay=random.randint(50, 500))
+            bench_app.fail_once.send(time.time() + 0.01)
+            time.sleep(args.interval)
+        deadline = time.monotonic() + 60
+        while backend.unfinished():
+            if time.monotonic() > deadline:
+                raise SystemExit(f"delayed messages not finished; see {workers.log_path}")
+            time.sleep(0.05)
+    finally:
+        workers.stop()
+    rows = backend._sql(
+        "SELECT actor_name, 1000 * extract(epoch FROM started_at - eta)::float8 FROM citeq_messages "
+        "WHERE eta > enqueued_at + interval '20 milliseconds' AND started_at IS NOT NULL")
+    backend.clean()
+    backend.close()
+
+    def quantiles(xs: list[float]) -> dict:
+        xs = sorted(xs)
+        q = statistics.quantiles(xs, n=100, method="inclusive") if len(xs) > 1 else xs * 99
+        return {"p50": statistics.median(xs), "p99": q[98], "max": xs[-1], "n": len(xs)}
+
+    delayed = [ms for actor, ms in rows if actor == "noop"]
+    retried = [ms for actor, ms in rows if actor == "fail_once"]
+    result(delayed=quantiles(delayed), retried=quantiles(retried),
+           poll_interval=float(os.environ.get("CITEQ_POLL_INTERVAL") or 1.0))
 
 
 def cmd_stub(args) -> None:
@@ -396,6 +486,10 @@ def main(argv=None) -> None:
     c.add_argument("--messages", type=int, default=200)
     c.add_argument("--interval", type=float, default=0.02)
     c.set_defaults(func=cmd_latency)
+    c = sub.add_parser("delays")
+    c.add_argument("--messages", type=int, default=200)
+    c.add_argument("--interval", type=float, default=0.02)
+    c.set_defaults(func=cmd_delays)
     c = sub.add_parser("stub")
     c.add_argument("--messages", type=int, default=20_000)
     c.add_argument("--threads", type=int, default=8)

@@ -56,6 +56,13 @@ def noop() -> None:
     """The benchmark's workload: nothing at all, so the broker's own cost is what is measured."""
 
 
+@dramatiq.actor(queue_name=QUEUE, max_retries=1, min_backoff=100, max_backoff=100)
+def fail_once(until: float) -> None:
+    """Fails when run before ``until`` (its first attempt), so it is retried after a backoff."""
+    if time.time() < until:
+        raise RuntimeError("first attempt fails")
+
+
 @dramatiq.actor(queue_name=QUEUE, max_retries=0)
 def stamp(sent_at: float) -> None:
     """Record how long after its send (wall clock, same machine) this message started."""

@@ -4,6 +4,8 @@
     .venv/bin/python scripts/bench_broker.py --peers               # + dramatiq-pg, Redis, RabbitMQ
     .venv/bin/python scripts/bench_broker.py --memory --sustained  # + 100k RSS check, 500k sustained
     .venv/bin/python scripts/bench_broker.py --messages 2000       # a quick run
+    .venv/bin/python scripts/bench_broker.py --scale               # drain with 1, 2, 4, 8 processes
+    .venv/bin/python scripts/bench_broker.py --delays              # delayed messages / retries vs eta
 
 The workload is a no-op actor (scripts/bench_app.py). Figures, all on this machine in one run:
 
@@ -16,6 +18,13 @@ The workload is a no-op actor (scripts/bench_app.py). Figures, all on this machi
 * enqueue->start latency p50/p99 on an idle system: the actor records when it started,
   compared with the send time, one message at a time;
 * the in-process ceiling: Dramatiq's StubBroker and an in-process Worker with 8 threads.
+
+--scale drains the backlog with 1, 2, 4 and 8 worker processes (4 threads each) side by
+side, with the peak of citeq's connections during each drain and the PostgreSQL server's
+CPU time per message (embedded server only), from which "messages per second per
+PostgreSQL core" follows. --delays sends delayed messages (50-500 ms) and messages whose
+first attempt fails (retried after 50-100 ms) to an idle worker and reports how late each
+started after its eta (p50/p99, from eta and started_at in the database).
 
 --peers runs the same on dramatiq-pg 0.12 (Dramatiq 1.x, in a virtual environment this
 script creates under .citeq/bench-venvs/dramatiq-pg), and on Dramatiq's RedisBroker and
@@ -68,6 +77,10 @@ def database() -> str:
         from citeq.devdb import database_url
 
         url = database_url("citeq_bench")  # starts the embedded server, creates the database
+        from citeq.devdb import EmbeddedPostgres
+
+        # Lets the scenarios read the server's CPU time (scripts/_bench_client.py).
+        os.environ["BENCH_PG_DATA"] = str(EmbeddedPostgres.for_name("main").data_dir)
     migrate(url)
     return url
 
@@ -174,6 +187,11 @@ def report(results: dict, skipped: dict, extra: dict) -> bool:
             f"at {s['first_rate']:,.0f} msg/s, last {s['window']:,} at {s['last_rate']:,.0f} msg/s, overall "
             f"{s['overall_rate']:,.0f} msg/s; {s['done']:,} done, {s['not_done']} not done")
 
+    if "scale" in extra:
+        report_scale(extra["scale"])
+    if "delays" in extra:
+        report_delays(extra["delays"])
+
     say("\nTargets (issue 2)")
     ok = True
 
@@ -217,6 +235,43 @@ def report(results: dict, skipped: dict, extra: dict) -> bool:
     return ok
 
 
+def bench_scale(python: Path, url: str, args) -> list[dict]:
+    """Drain the same backlog with 1, 2, 4 and 8 worker processes (4 threads each)."""
+    say(f"\n== citeq: scaling out, {args.messages:,} no-op messages, 4 threads per process")
+    rows = []
+    for processes in (1, 2, 4, 8):
+        r = run_client(python, "citeq", url, "cycle", "--messages", str(args.messages), "--fill", "batch",
+                       "--processes", str(processes), "--threads", "4", "--batch-size", str(args.batch_size))
+        r["processes"] = processes
+        rows.append(r)
+        cpu = r.get("postgres_cpu_seconds")
+        per_msg = cpu / r["drained"] * 1e6 if cpu else None
+        say(f"  {processes} x 4: drain {r['drain_rate']:>8,.0f} msg/s, peak connections "
+            f"{r.get('peak_connections') or '-'}, PostgreSQL CPU "
+            f"{format(per_msg, '.0f') + ' us/msg' if per_msg else '-'}")
+    return rows
+
+
+def report_scale(rows: list[dict]) -> None:
+    say("\nScaling out (drain msg/s; 4 threads per process; PostgreSQL CPU per message and what one")
+    say("fully used PostgreSQL core would drain at that cost)")
+    say(f"{'processes':>10}{'drain':>10}{'vs 1':>7}{'peak conns':>12}{'PG us/msg':>11}{'msg/s per PG core':>19}")
+    base = rows[0]["drain_rate"]
+    for r in rows:
+        cpu = r.get("postgres_cpu_seconds")
+        per_msg = cpu / r["drained"] if cpu else None
+        say(f"{r['processes']:>10}{r['drain_rate']:>10,.0f}{r['drain_rate'] / base:>7.2f}"
+            f"{fmt(r.get('peak_connections')):>12}{fmt(per_msg and per_msg * 1e6):>11}"
+            f"{fmt(per_msg and 1 / per_msg):>19}")
+
+
+def report_delays(d: dict) -> None:
+    say(f"\nDelays on time (idle 1x8 worker, CITEQ_POLL_INTERVAL {d['poll_interval']:g} s): start - eta")
+    for key, label in (("delayed", "delayed messages (50-500 ms)"), ("retried", "retry backoffs (50-100 ms)")):
+        q = d[key]
+        say(f"  {label:<32} p50 {q['p50']:.1f} ms, p99 {q['p99']:.1f} ms, max {q['max']:.1f} ms ({q['n']} messages)")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--messages", type=int, default=20_000, help="backlog per drain run (default 20,000)")
@@ -231,6 +286,10 @@ def main(argv=None) -> int:
     p.add_argument("--sustained-window", type=int, default=50_000)
     p.add_argument("--sustained-send-rate", type=float, default=0,
                    help="cap the sustained sender at this many msg/s (default: as fast as it can)")
+    p.add_argument("--scale", action="store_true", help="drain with 1, 2, 4 and 8 worker processes side by side")
+    p.add_argument("--delays", action="store_true", help="how late delayed messages and retries start vs their eta")
+    p.add_argument("--delay-messages", type=int, default=200)
+    p.add_argument("--only", action="store_true", help="skip the default citeq and StubBroker runs")
     args = p.parse_args(argv)
 
     started = time.monotonic()
@@ -241,12 +300,25 @@ def main(argv=None) -> int:
     skipped: dict[str, str] = {}
     extra: dict[str, dict] = {}
 
+    if args.only:
+        if args.scale:
+            report_scale(bench_scale(here, url, args))
+        if args.delays:
+            report_delays(run_client(here, "citeq", url, "delays", "--messages", str(args.delay_messages)))
+        say(f"\n(benchmark took {time.monotonic() - started:.0f} s)")
+        return 0
+
     results["citeq"] = bench_broker(here, "citeq", url, args)
 
     say("\n== StubBroker (in-process Worker, 8 threads): the ceiling")
     r = run_client(here, "stub", url, "stub", "--messages", str(args.messages), "--threads", "8")
     results["StubBroker (in-process)"] = {"enqueue_single": r["enqueue_rate"], "drain_1x8": r["drain_rate"]}
     say(f"  drain 1 process x 8    {r['drain_rate']:>9,.0f} msg/s  ({args.messages:,} in {r['drain_seconds']:.2f} s)")
+    if args.scale:
+        extra["scale"] = bench_scale(here, url, args)
+    if args.delays:
+        say(f"\n== citeq: delays, {args.delay_messages} delayed messages and as many retries")
+        extra["delays"] = run_client(here, "citeq", url, "delays", "--messages", str(args.delay_messages))
 
     if args.peers:
         import dramatiq

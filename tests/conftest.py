@@ -140,7 +140,7 @@ def broker(db):
 
     from broker import PostgresBroker
 
-    b = PostgresBroker(url=db, lease_seconds=5, poll_interval=0.2)
+    b = PostgresBroker(url=db, lease_seconds=5, poll_interval=0.2, results=True)
     dramatiq.set_broker(b)
     yield b
     b.close()

@@ -1,0 +1,79 @@
+"""The exception a dead-lettered message died of, stored with it and raised again by join.
+
+Dramatiq's StubBroker keeps the exception object of a failed message and ``join(fail_fast=True)``
+re-raises it, so tests are written as ``with pytest.raises(TimeLimitExceeded): broker.join(q)``.
+Here the worker and the joining process are different processes (or at least different
+connections), so the worker stores what is needed to rebuild it: the type's import path
+(``module:qualname``) and its ``args`` as JSON. The joining process imports the type, rebuilds
+the exception from its args and chains a :class:`DeadLettered` carrying the worker's
+traceback text as its cause.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+
+from .errors import DeadLettered
+
+logger = logging.getLogger(__name__)
+
+
+def describe(exc: BaseException | None) -> tuple[str | None, str | None]:
+    """(``module:qualname``, JSON of ``args``) of an exception; Nones when there is none.
+    Arguments JSON cannot carry are replaced by the exception's text."""
+    if exc is None:
+        return None, None
+    cls = type(exc)
+    path = f"{cls.__module__}:{cls.__qualname__}"
+    try:
+        args = json.dumps(list(exc.args))
+    except (TypeError, ValueError):
+        args = json.dumps([str(exc)])
+    return path, args
+
+
+def _import(path: str) -> type[BaseException] | None:
+    module_name, _, qualname = path.partition(":")
+    if not module_name or not qualname or "<locals>" in qualname:
+        return None  # a class defined inside a function cannot be found again by name
+    try:
+        obj = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except Exception:  # noqa: BLE001 - any import failure means: fall back to DeadLettered
+        return None
+    return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
+
+
+def rebuild(path: str | None, args) -> BaseException | None:
+    """The exception of type ``path`` with ``args``, or None when it cannot be had."""
+    cls = _import(path) if path else None
+    if cls is None:
+        return None
+    args = tuple(args) if isinstance(args, list) else ()
+    try:
+        return cls(*args)
+    except Exception:  # noqa: BLE001 - a constructor with another signature: set args directly
+        try:
+            exc = cls.__new__(cls, *args)
+            exc.args = args
+            return exc
+        except Exception:  # noqa: BLE001
+            return None
+
+
+def dead_letter_exception(row_id: int, actor_name: str, reason: str | None, path: str | None,
+                          args) -> BaseException:
+    """What ``join(fail_fast=True)`` raises for a dead letter: its own exception where it can
+    be rebuilt, else :class:`DeadLettered`; either way carrying the stored traceback text."""
+    dead = DeadLettered(f"message {row_id} of {actor_name} was dead-lettered: {reason}",
+                        message_row=row_id, actor_name=actor_name, exception=path)
+    exc = rebuild(path, args)
+    if exc is None:
+        return dead
+    # The worker's traceback as the cause (shown above it), not as a note: a note would
+    # become part of what pytest.raises(match=...) matches.
+    exc.__cause__ = dead
+    return exc

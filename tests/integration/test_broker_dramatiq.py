@@ -1,0 +1,405 @@
+"""What a Dramatiq user moving from StubBroker or RedisBroker relies on (issue 12): join
+re-raises the dead letter's own exception, priorities, delays on time, results opt-in,
+worker liveness and the pool's idle connections."""
+
+from __future__ import annotations
+
+import logging
+import select
+import threading
+from contextlib import contextmanager
+from unittest.mock import patch
+
+import dramatiq
+import dramatiq.worker
+import psycopg2
+import pytest
+from dramatiq.errors import ActorNotFound, RateLimitExceeded
+from dramatiq.message import Message
+from dramatiq.middleware import SkipMessage
+from dramatiq.results import Results
+
+from broker import DeadLettered, PostgresBroker, admin
+from broker.failures import describe, rebuild
+from broker.results import PostgresBackend
+from tests.conftest import query, wait_for
+
+
+class CustomError(Exception):
+    """An application's own exception, importable by module path."""
+
+
+# -- join(fail_fast=True) ---------------------------------------------------------------------
+
+
+def test_join_raises_the_actors_own_exception_with_the_traceback(broker, worker):
+    @dramatiq.actor(max_retries=0)
+    def fails():
+        raise CustomError("bad input", 42)
+
+    fails.send()
+
+    with pytest.raises(CustomError) as raised:
+        broker.join(fails.queue_name, timeout=10_000)
+    assert raised.value.args == ("bad input", 42)
+    cause = raised.value.__cause__
+    assert isinstance(cause, DeadLettered)
+    assert "was dead-lettered" in str(cause) and 'raise CustomError("bad input", 42)' in str(cause)
+
+
+def test_join_raises_actor_not_found_for_an_unknown_actor(broker, worker):
+    broker.declare_queue("some-queue")
+    broker.enqueue(Message(queue_name="some-queue", actor_name="some-actor", args=(), kwargs={}, options={}))
+
+    with pytest.raises(ActorNotFound, match=r"^some-actor$"):
+        broker.join("some-queue", fail_fast=True, timeout=10_000)
+
+
+def test_join_raises_skip_message_of_the_age_limit(broker, worker):
+    runs = []
+
+    @dramatiq.actor(max_age=1)
+    def stale():
+        runs.append(1)
+
+    stale.send_with_options(delay=20)
+
+    with pytest.raises(SkipMessage):
+        broker.join(stale.queue_name, timeout=10_000)
+    assert runs == []
+
+
+def test_join_raises_rate_limit_exceeded(broker, worker):
+    @dramatiq.actor(max_retries=0)
+    def limited():
+        raise RateLimitExceeded("exceeded")
+
+    limited.send()
+
+    with pytest.raises(RateLimitExceeded, match="exceeded"):
+        broker.join(limited.queue_name, timeout=10_000)
+
+
+def test_join_falls_back_to_dead_lettered_for_a_local_exception_class(broker, worker):
+    class Local(Exception):
+        pass
+
+    @dramatiq.actor(max_retries=0)
+    def fails():
+        raise Local("nowhere to import me from")
+
+    fails.send()
+
+    with pytest.raises(DeadLettered, match="nowhere to import me from"):
+        broker.join(fails.queue_name, timeout=10_000)
+
+
+def test_join_reports_a_dead_letter_once_and_without_fail_fast_not_at_all(broker, worker):
+    @dramatiq.actor(max_retries=0)
+    def fails():
+        raise CustomError("once")
+
+    fails.send()
+    broker.join(fails.queue_name, timeout=10_000, fail_fast=False)
+    with pytest.raises(CustomError):  # it died before this join began: still reported
+        broker.join(fails.queue_name, timeout=10_000)
+    broker.join(fails.queue_name, timeout=10_000)  # reported already
+
+
+def test_exception_description_survives_arguments_json_cannot_carry():
+    path, args = describe(CustomError(object()))
+    assert path == f"{__name__}:CustomError"
+    rebuilt = rebuild(path, __import__("json").loads(args))
+    assert isinstance(rebuilt, CustomError) and "object" in rebuilt.args[0]
+    assert rebuild("no.such.module:Thing", []) is None
+    assert rebuild("builtins:len", []) is None  # not an exception type
+
+
+# -- priority -------------------------------------------------------------------------------
+
+
+def test_lower_priority_value_is_claimed_first_then_eta_then_id(broker, conn):
+    @dramatiq.actor(priority=10)
+    def lo(n):
+        pass
+
+    @dramatiq.actor(priority=0)
+    def hi(n):
+        pass
+
+    for n in range(3):
+        lo.send(n)
+        hi.send(n)
+    query(conn, "UPDATE citeq_messages SET eta = eta - (id || ' seconds')::interval "
+                "WHERE actor_name = 'lo' AND payload IS NOT NULL")  # the last lo is the oldest
+
+    c = broker.consume("default", prefetch=6, timeout=100)
+    got = [next(c) for _ in range(6)]
+    assert [m.actor_name for m in got] == ["hi"] * 3 + ["lo"] * 3
+    assert [m.args[0] for m in got] == [0, 1, 2, 2, 1, 0]
+    c.close()
+
+
+def test_a_paused_worker_runs_higher_priority_messages_first(broker):
+    calls = []
+
+    with patch.object(dramatiq.worker, "QUEUE_PREFETCH", 20):
+        w = dramatiq.Worker(broker, worker_timeout=100, worker_threads=1)
+        w.start()
+        try:
+            for t in w.workers:
+                t.pause()
+                t.paused_event.wait()
+
+            @dramatiq.actor(priority=10)
+            def lo():
+                calls.append("lo")
+
+            @dramatiq.actor(priority=0)
+            def hi():
+                calls.append("hi")
+
+            for _ in range(5):
+                lo.send()
+                hi.send()
+            # Given every message is in the worker's hands (the consumer prefetches them all)
+            wait_for(lambda: w.work_queue.qsize() == 10, timeout=10, message="all ten prefetched")
+            w.resume()
+            broker.join(lo.queue_name, timeout=10_000)
+            w.join()
+        finally:
+            w.stop()
+    assert calls == ["hi"] * 5 + ["lo"] * 5
+
+
+def test_the_claim_plan_reads_the_priority_index(broker, conn):
+    @dramatiq.actor
+    def job():
+        pass
+
+    broker.enqueue_many([job.message() for _ in range(50)])
+    query(conn, "ANALYZE citeq_messages")
+    plan = "\n".join(r[0] for r in query(
+        conn, "EXPLAIN SELECT id FROM citeq_messages WHERE state = 'queued' AND queue_name = 'default' "
+              "AND eta <= now() ORDER BY priority, eta, id LIMIT 8 FOR UPDATE SKIP LOCKED"))
+    assert "citeq_messages_claim_priority" in plan and "Sort" not in plan
+
+
+# -- delays on time ----------------------------------------------------------------------------
+
+
+@contextmanager
+def no_notify(conn):
+    """No NOTIFY from inserts: the consumers learn of messages some other way or not at all."""
+    query(conn, "ALTER TABLE citeq_messages DISABLE TRIGGER citeq_messages_notify_insert")
+    try:
+        yield
+    finally:
+        query(conn, "ALTER TABLE citeq_messages ENABLE TRIGGER citeq_messages_notify_insert")
+
+
+def test_a_delayed_message_starts_at_its_eta_without_a_notify_or_a_poll(db, conn):
+    # Given an idle worker that polls every 5 s (Dramatiq's worker_timeout bounds the poll too)
+    b = PostgresBroker(url=db, poll_interval=30)
+    dramatiq.set_broker(b)
+    ran = []
+
+    @dramatiq.actor
+    def later():
+        ran.append(1)
+
+    w = dramatiq.Worker(b, worker_threads=1, worker_timeout=5_000)
+    w.start()
+    try:
+        with no_notify(conn):
+            # When this process sends a message due in 0.5 s, with no NOTIFY
+            b.enqueue(later.message(), delay=500)
+            # Then it runs before the next poll (5 s) would have found it
+            wait_for(lambda: ran, timeout=4, message="the delayed message ran")
+        lateness = query(conn, "SELECT extract(epoch FROM started_at - eta) FROM citeq_messages")[0][0]
+        assert lateness >= 0
+    finally:
+        w.stop()
+        b.close()
+
+
+def test_a_delayed_send_notifies_its_delay(broker, db):
+    @dramatiq.actor(queue_name="mail")
+    def send_mail(to):
+        pass
+
+    listener = psycopg2.connect(db)
+    listener.autocommit = True
+    listener.cursor().execute("LISTEN citeq_wakeup")
+    send_mail.send_with_options(args=("x",), delay=5_000)
+
+    assert select.select([listener], [], [], 5)[0]
+    listener.poll()
+    [payload] = [n.payload for n in listener.notifies]
+    queue, seconds = payload.split(" ")
+    assert queue == "mail" and 4 < float(seconds) <= 5
+    listener.close()
+
+
+def test_a_retry_backoff_wakes_an_idle_consumer_at_its_eta(db, conn):
+    b = PostgresBroker(url=db, poll_interval=30)
+    dramatiq.set_broker(b)
+    calls = []
+    started, go = threading.Event(), threading.Event()
+
+    @dramatiq.actor(max_retries=1, min_backoff=500, max_backoff=500)
+    def flaky():
+        calls.append(1)
+        if len(calls) == 1:
+            started.set()
+            go.wait(10)
+            raise RuntimeError("first try fails")
+
+    w = dramatiq.Worker(b, worker_threads=1, worker_timeout=5_000)
+    w.start()
+    try:
+        flaky.send()
+        assert started.wait(10)
+        with no_notify(conn):  # the retry is sent with no NOTIFY
+            go.set()
+            wait_for(lambda: len(calls) == 2, timeout=4, message="the retry ran (before the 5 s poll)")
+    finally:
+        w.stop()
+        b.close()
+
+
+# -- results opt-in ----------------------------------------------------------------------------
+
+
+def test_results_are_opt_in_as_with_other_brokers(db, caplog):
+    plain = PostgresBroker(url=db)
+    dramatiq.set_broker(plain)
+
+    @dramatiq.actor
+    def answer():
+        return 42
+
+    assert not any(isinstance(m, Results) for m in plain.middleware)
+    with pytest.raises(RuntimeError):
+        answer.send().get_result()
+    w = dramatiq.Worker(plain, worker_threads=1, worker_timeout=100)
+    w.start()
+    try:
+        with caplog.at_level(logging.WARNING):
+            answer.send()
+            plain.join("default", timeout=10_000)
+            w.join()
+    finally:
+        w.stop()
+        plain.close()
+    assert any("Consider adding the Results middleware" in r.getMessage() for r in caplog.records)
+
+
+def test_results_by_flag_or_by_hand(db):
+    flagged = PostgresBroker(url=db, results=True)
+    [results] = [m for m in flagged.middleware if isinstance(m, Results)]
+    assert isinstance(results.backend, PostgresBackend) and results.backend.broker is flagged
+    by_hand = PostgresBroker(url=db)
+    backend = PostgresBackend(url=db)
+    by_hand.add_middleware(Results(backend=backend))
+    dramatiq.set_broker(by_hand)
+
+    @dramatiq.actor(store_results=True)
+    def answer():
+        return 42
+
+    w = dramatiq.Worker(by_hand, worker_threads=1, worker_timeout=100)
+    w.start()
+    try:
+        assert answer.send().get_result(block=True, timeout=10_000) == 42
+    finally:
+        w.stop()
+        for b in (flagged, by_hand, backend.broker):
+            b.close()
+
+
+# -- workers and connections --------------------------------------------------------------------
+
+
+def test_only_processes_heartbeating_within_the_lease_are_live(broker, conn):
+    query(conn, "INSERT INTO citeq_workers (worker_id, hostname, pid, queues, last_seen_at) VALUES "
+                "('gone', 'h', 1, '{default}', now() - interval '4300 seconds'), "
+                "('fresh', 'h', 2, '{default}', now())")
+
+    assert [w.worker_id for w in admin.workers(broker)] == ["fresh"]
+    broker.prune()
+    assert [r[0] for r in query(conn, "SELECT worker_id FROM citeq_workers")] == ["fresh"]
+
+
+def test_a_stopping_process_removes_its_row_and_reports_its_connections(broker, conn):
+    @dramatiq.actor
+    def job():
+        pass
+
+    w = dramatiq.Worker(broker, worker_threads=2, worker_timeout=100)
+    w.start()
+    wait_for(lambda: broker.consumed_queues == ["default"], timeout=10, message="the worker consuming")
+    broker._heartbeat.beat()
+    [me] = admin.workers(broker)
+    assert me.worker_id == broker.worker_id and 1 <= me.connections <= broker.settings.pool_size + 1
+    w.stop()
+    broker.close()
+    assert query(conn, "SELECT count(*) FROM citeq_workers")[0][0] == 0
+
+
+def test_the_pool_closes_connections_idle_past_the_setting(db):
+    b = PostgresBroker(url=db, pool_size=4, pool_idle_seconds=0.05)
+    conns = [b.pool.getconn() for _ in range(3)]
+    for c in conns:
+        b.pool.putconn(c)
+    assert b.pool.open == 3
+    wait_for(lambda: b.pool.close_idle() or b.pool.open == 0, timeout=5, message="idle connections closed")
+    assert b.pool.open == 0 and all(c.closed for c in conns)
+    b.close()
+
+
+def test_an_idle_worker_keeps_only_its_listener_consumer_and_heartbeat_connections(db):
+    # Given a worker whose eight threads all sent at once (eight pooled connections)
+    b = PostgresBroker(url=db, pool_size=8, pool_idle_seconds=0.3, poll_interval=0.1)
+    dramatiq.set_broker(b)
+    go = threading.Barrier(8)
+
+    @dramatiq.actor(queue_name="other")
+    def sink(n):
+        pass
+
+    @dramatiq.actor
+    def fan_out(n):
+        go.wait(10)
+        with b.connection():  # each thread holds a connection at the same time
+            go.wait(10)
+        sink.send(n)
+
+    w = dramatiq.Worker(b, worker_threads=8, worker_timeout=100, queues={"default"})
+    w.start()
+    try:
+        for n in range(8):
+            fan_out.send(n)
+        wait_for(lambda: b.pool.open >= 8, timeout=10, message="eight pooled connections in use")
+        b.join("default", timeout=10_000)
+        # When its threads are idle, then it holds its listener plus the connections its
+        # consumer and heartbeat keep using: the rest are closed after the idle time
+        wait_for(lambda: b.connections <= 3, timeout=10, message="idle connections closed")
+    finally:
+        w.stop()
+        b.close()
+
+
+def test_metrics_and_cli_count_a_stale_worker_as_gone(broker, conn, capsys, monkeypatch, db):
+    # Given a worker row whose last heartbeat is 4,300 s old (its process ended long ago)
+    query(conn, "INSERT INTO citeq_workers (worker_id, hostname, pid, queues, last_seen_at) VALUES "
+                "('gone', 'h', 1, '{default}', now() - interval '4300 seconds')")
+    from web import metrics
+
+    # Then /metrics and `citeq workers` count no live worker
+    assert "citeq_workers 0" in metrics.render(broker)
+    monkeypatch.setenv("DATABASE_URL", db)
+    from citeq.cli import main
+
+    assert main(["workers", "--json"]) == 0
+    assert __import__("json").loads(capsys.readouterr().out) == []
