@@ -212,7 +212,11 @@ class OfflineJudge:
     - anything else (a figure found nowhere, a share in words, a comparison of what the
       source contrasts, middling coverage) → `uncertain` (low).
 
-    A contradicted figure or direction is never `supported`. A claim of several clauses
+    A contradicted figure or direction is never `supported`: shares in words count as figures
+    (`lexical.shares`: "about half", "weniger als ein Fünftel", "the entire", "the rest", 48 %),
+    and every `supported`, whichever rule found it, passes one guard (`_guard_shares`) that the
+    evidence and its neighbouring sentences state no share of the claim's subject that
+    disagrees with the claim's. A claim of several clauses
     ("…, whereas …", "; ", ", and …") is judged as a whole and clause by clause: a
     contradiction in any clause decides; clauses supported and unfound make a partial (low).
     Confidences fall in `CONFIDENCE_BANDS`.
