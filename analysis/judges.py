@@ -212,7 +212,11 @@ class OfflineJudge:
     - anything else (a figure found nowhere, a share in words, a comparison of what the
       source contrasts, middling coverage) → `uncertain` (low).
 
-    A contradicted figure or direction is never `supported`. A claim of several clauses
+    A contradicted figure or direction is never `supported`: shares in words count as figures
+    (`lexical.shares`: "about half", "weniger als ein Fünftel", "the entire", "the rest", 48 %),
+    and every `supported`, whichever rule found it, passes one guard (`_guard_shares`) that the
+    evidence and its neighbouring sentences state no share of the claim's subject that
+    disagrees with the claim's. A claim of several clauses
     ("…, whereas …", "; ", ", and …") is judged as a whole and clause by clause: a
     contradiction in any clause decides; clauses supported and unfound make a partial (low).
     Confidences fall in `CONFIDENCE_BANDS`.
@@ -265,7 +269,8 @@ class OfflineJudge:
         # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
         ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
                                                      reverse=True)]
-        return self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)
+        return _guard_shares(claim, claim_lang,
+                             self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked))
 
     def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
         """When no sentence is clearly about the claim: a sentence that shares some of its terms
@@ -302,6 +307,12 @@ class OfflineJudge:
         figures = _compare_figures(claim, claim_lang, focus, context)
         if figures.contradiction:
             return result(Verdict.not_supported, 0.78 + 0.17 * strength, "figure", figures.contradiction)
+        if related >= self.related_at:
+            shares = _shares_contradicted(claim, claim_lang, focus.text, focus.window, focus.lang)
+            if shares is not None and not shares[1]:
+                return result(Verdict.not_supported, 0.7 + 0.1 * strength, "figure",
+                              f"the source states another share ({shares[0]})")
+        shares_agree = _shares_agree(claim, claim_lang, focus.text, focus.lang)
         clause = scorer.closest_clause(focus)
         clause_cov = max(cov, scorer.coverage(clause, focus.lang))
         on_subject = clause_cov >= self.related_at
@@ -355,7 +366,7 @@ class OfflineJudge:
         if figures.unmatched:
             return result(Verdict.uncertain, 0.35, "weak",
                           f"no passage states the claim's figure {figures.unmatched}; check the source")
-        if figures.matched and on_subject and related >= 0.6:
+        if (figures.matched or shares_agree) and on_subject and related >= 0.6:
             elsewhere = _figure_of_another_subject(claim, claim_lang, focus, scorer)
             if elsewhere:
                 return result(Verdict.not_supported, 0.62, "figure", elsewhere)
@@ -376,7 +387,8 @@ class OfflineJudge:
         # A source sentence with figures the claim words differently ("most", "a small share"): a
         # clear overlap may support it, a weak one may not.
         quantified = any(not q.weak for q in lexical.quantities(focus.text, focus.lang))
-        if _FRACTION.search(claim) and not figures.matched and max(cov, cov_window) >= self.supported_at:
+        if (_FRACTION.search(claim) and not figures.matched and not shares_agree
+                and max(cov, cov_window) >= self.supported_at):
             return result(Verdict.uncertain, 0.4, "weak", "the source's sentence states the claim's key terms, "
                           "but a figure in words cannot be checked against its figures; check the source")
         if unconfirmed and direction is None and cov >= self.supported_at:
@@ -495,7 +507,7 @@ class _Scorer:
 
     def _weighted(self, lang: str) -> tuple[list[str], list[float]]:
         if lang not in self._by_lang:
-            terms = _unique(lexical.content_terms(lexical.claim_core(self.claim), lang))
+            terms = _unique(lexical.content_terms(lexical.claim_core(self.claim), lang, exclude=lexical.SHARE_WORDS))
             stems = [_stems(s.text, s.lang) for s in self.sentences]
             n = len(stems)
             compounds = self._compounds(lang)
@@ -565,6 +577,77 @@ _FIGURE_SEGMENT = re.compile(
     r"gegenüber|während|wohingegen|als)\b)",
     re.I,
 )
+
+
+def _subjects_meet(a: frozenset[str], b: frozenset[str], lang: str) -> bool:
+    return any(x == y or lexical.synonymous(x, y, lang) for x in a for y in b)
+
+
+def _comparable(claimed: lexical.Share, stated: lexical.Share, lang: str, *, in_evidence: bool) -> bool:
+    """Whether a share of the source may quantify what a share of the claim quantifies: the same
+    kind, and the same subject ("half of the revenue" for "the entire revenue") where either is
+    an absolute word or the source's share stands in a neighbouring sentence; a remainder ("the
+    rest") meets any absolute claim near it."""
+    if claimed.kind != stated.kind:
+        return False
+    if claimed.form == "all":
+        if stated.form == "rest":
+            return True
+        return bool(claimed.subject) and _subjects_meet(claimed.subject, stated.subject, lang)
+    if stated.form == "rest":
+        return False
+    if stated.form == "all" or not in_evidence:
+        return _subjects_meet(claimed.subject, stated.subject, lang)
+    return not claimed.subject or not stated.subject or _subjects_meet(claimed.subject, stated.subject, lang)
+
+
+def _shares_contradicted(claim: str, claim_lang: str, evidence: str, window: str, lang: str) -> tuple[str, bool] | None:
+    """The claim's share (a figure in words, a percentage, an absolute word, a multiple) that
+    the evidence and its neighbouring sentences contradict: they state a share of its subject,
+    and none of theirs agrees with it ("about half" against "less than a fifth", "the entire
+    revenue" against "just under half … the rest"). Returns the reason and whether the gap is
+    only an overstatement ("all" against "nearly all"); None when nothing contradicts."""
+    claimed = lexical.shares(claim, claim_lang)
+    if not claimed:
+        return None
+    in_evidence = lexical.shares(evidence, lang)
+    seen = {(s.text, s.subject) for s in in_evidence}
+    nearby = [s for s in lexical.shares(window, lang) if (s.text, s.subject) not in seen]
+    for share in claimed:
+        stated = ([s for s in in_evidence if _comparable(share, s, lang, in_evidence=True)]
+                  + [s for s in nearby if _comparable(share, s, lang, in_evidence=False)])
+        if stated and not any(share.agrees(s) for s in stated):
+            others = ", ".join(dict.fromkeys(f"“{s.text}”" for s in stated))
+            slight = share.form == "all" and all(s.form != "rest" and s.high >= 0.8 for s in stated)
+            return f"the claim's “{share.text}” against the source's {others}", slight
+    return None
+
+
+def _shares_agree(claim: str, claim_lang: str, evidence: str, lang: str) -> bool:
+    """Whether each share of the claim meets an agreeing share of the evidence ("a third" and 33 %)."""
+    claimed = lexical.shares(claim, claim_lang)
+    stated = lexical.shares(evidence, lang)
+    return bool(claimed) and all(any(_comparable(c, s, lang, in_evidence=True) and c.agrees(s) for s in stated)
+                                 for c in claimed)
+
+
+def _guard_shares(claim: str, claim_lang: str, a: _Assessment) -> _Assessment:
+    """The one check every `supported` passes: the claim's figures and shares, in digits or in
+    words, are not contradicted by the evidence or its neighbouring sentences. Whatever path
+    found the support (a direction, a shared denial, one sentence's or two sentences' coverage),
+    a contradicted share makes it `not_supported` (an "all" against "nearly all": `partially_supported`)."""
+    if a.verdict is not Verdict.supported or a.sentence is None:
+        return a
+    found = _shares_contradicted(claim, claim_lang, a.evidence or a.sentence.text, a.sentence.window,
+                                 a.sentence.lang)
+    if found is None:
+        return a
+    reason, slight = found
+    if slight:
+        return a.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.6, "cue": "absolute",
+                                    "reason": f"the claim overstates the source ({reason})"})
+    return a.model_copy(update={"verdict": Verdict.not_supported, "confidence": 0.7, "cue": "figure",
+                                "reason": f"the source states another share ({reason})"})
 
 
 def _figure_of_another_subject(claim: str, claim_lang: str, focus: _Sentence, scorer: _Scorer) -> str | None:

@@ -551,3 +551,156 @@ def same_value(claimed: Quantity, stated: Quantity) -> bool:
 def compatible_units(a: Quantity, b: Quantity) -> bool:
     """Units that may measure the same quantity: equal, or one of them bare."""
     return a.unit is None or b.unit is None or a.unit == b.unit
+
+
+# -- shares (figures in words, and percentages, as parts of a whole) --------------------------
+
+#: A fraction word to its value; "third" and the like need a numerator ("a third", "zwei Drittel").
+_FRACTION_VALUES = {
+    "half": 0.5, "halves": 0.5, "hälfte": 0.5, "halb": 0.5, "halbe": 0.5, "halben": 0.5, "halber": 0.5,
+    "halbes": 0.5, "third": 1 / 3, "thirds": 1 / 3, "drittel": 1 / 3, "quarter": 0.25, "quarters": 0.25,
+    "viertel": 0.25, "fifth": 0.2, "fifths": 0.2, "fünftel": 0.2, "tenth": 0.1, "tenths": 0.1, "zehntel": 0.1,
+}
+_NUMERATORS = {"a": 1, "an": 1, "one": 1, "ein": 1, "eine": 1, "einem": 1, "einen": 1, "einer": 1, "eines": 1,
+               "two": 2, "three": 3, "four": 4, "nine": 9, "zwei": 2, "drei": 3, "vier": 4, "neun": 9}
+_SHARE_WORD = re.compile(
+    r"\b(?:(?P<num>" + "|".join(_NUMERATORS) + r")\s+)?(?P<frac>" + "|".join(_FRACTION_VALUES) + r")\b"
+    r"|\b(?P<halved>halved|halbiert|halbierte\w*)\b"
+    r"|\b(?P<twice>twice|doubled|doppelt|verdoppelt\w*)\b|\b(?P<thrice>tripled|verdreifacht\w*)\b"
+    r"|\b(?P<nearall>(?:nearly|almost|virtually|practically|fast|nahezu|beinahe|praktisch)\s+(?:all|alle|sämtliche)"
+    r"|(?:nearly|almost)\s+(?:the\s+)?(?:entire|whole))\b"
+    r"|\b(?P<most>the\s+majority|a\s+majority|die\s+mehrheit|eine\s+mehrheit|mehrheitlich|die\s+meisten|"
+    r"the\s+bulk|most\s+of|(?<!the\s)(?<!at\s)most(?=\s+[^\W\d_]+\b)(?!\s+[^\W\d_]+(?:ly|ive|ant|ent|al|ic|ous|"
+    r"ful|able|ible|est|er)\b))\b"
+    r"|\b(?P<few>a\s+minority|eine\s+minderheit|a\s+small\s+minority)\b"
+    r"|\b(?P<rest>the\s+rest|the\s+remainder|the\s+remaining|der\s+rest|den\s+rest|die\s+übrigen|"
+    r"das\s+übrige|der\s+übrige)\b"
+    r"|\b(?P<all>all|entire|entirely|whole|wholly|every|the\s+total|in\s+full|completely|alle|aller|allen|"
+    r"gesamte|gesamten|gesamter|ganze|ganzen|ganzer|sämtliche|sämtlichen|jede|jeder|jedes|vollständig|"
+    r"komplett|restlos)\b",
+    re.I,
+)
+#: Words that state a share or bound it ("knapp zwei Drittel"): figures, checked by `shares`, not content terms.
+SHARE_WORDS = frozenset({*_FRACTION_VALUES, "majority", "minority", "mehrheit", "minderheit", "knapp", "rund",
+                         "etwa", "roughly", "approximately", "nearly", "almost", "halved", "halbiert"})
+#: "by a third" names a change, not a share: left out.
+_BY_BEFORE = re.compile(r"\b(?:by|um)\s+(?:\w+\s+){0,2}$", re.I)
+#: "a 20 % increase", "20 % more": a change, not a share.
+_CHANGE_AFTER = re.compile(r"^\s*(?:increase|decrease|rise|drop|fall|decline|growth|higher|lower|more|less|"
+                           r"fewer|anstieg|rückgang|zuwachs|höher|niedriger|mehr|weniger)\b", re.I)
+_ORDINAL_BEFORE = re.compile(r"\b(?:first|second|latter|former|erste\w*|zweite\w*|letzte\w*)\s+$", re.I)
+_SHARE_BOUNDS = (
+    ("under", re.compile(r"\b(?:nearly|almost|just\s+under|just\s+below|slightly\s+less\s+than|not\s+quite|"
+                         r"fast|knapp|beinahe|nicht\s+ganz|gut\s+unter)\s+(?:the\s+|die\s+|der\s+)?$", re.I)),
+    ("over", re.compile(r"\b(?:just\s+over|just\s+above|slightly\s+more\s+than|a\s+little\s+over|well\s+over|"
+                        r"gut|etwas\s+mehr\s+als|knapp\s+über)\s+(?:the\s+|die\s+|der\s+)?$", re.I)),
+    ("max", re.compile(r"(?:\b(?:less\s+than|fewer\s+than|under|below|at\s+most|not\s+even|weniger\s+als|unter|"
+                       r"höchstens|nicht\s+einmal|kaum)|<|≤)\s+(?:the\s+|die\s+|der\s+)?$", re.I)),
+    ("min", re.compile(r"(?:\b(?:more\s+than|over|above|at\s+least|exceeding|mehr\s+als|über|mindestens)|>|≥)\s+"
+                       r"(?:the\s+|die\s+|der\s+)?$", re.I)),
+    ("approx", re.compile(r"\b(?:about|approximately|around|roughly|some|circa|ca\.|rund|etwa|ungefähr|zirka|"
+                          r"annähernd|grob)\s+(?:the\s+|die\s+|der\s+)?$", re.I)),
+)
+
+
+@dataclass(frozen=True)
+class Share:
+    """A part of a whole (or a multiple) a text states, in digits or in words, as the interval
+    [low, high] of values it allows: "about half" → [0.425, 0.575], "less than a fifth" →
+    [0, 0.2), "all" → [1, 1], "the rest" → [0, 1)."""
+
+    low: float
+    high: float
+    #: "share" (of a whole or of a level: "half", "48 %", "all") or "multiple" ("twice", "3-fold")
+    kind: str
+    text: str
+    #: content stems of the words it quantifies ("half of the revenue" → revenue), maybe empty
+    subject: frozenset[str] = frozenset()
+    #: "all", "rest" or "fraction": an absolute word, a remainder, or a figure
+    form: str = "fraction"
+
+    def agrees(self, other: Share) -> bool:
+        return self.low <= other.high + 1e-9 and other.low <= self.high + 1e-9
+
+
+def _interval(value: float, bound: str | None, *, exact: bool) -> tuple[float, float]:
+    spread = max(0.005, 0.01 * value) if exact else max(0.03, 0.1 * value)
+    if bound == "approx":
+        spread = max(0.05, 0.15 * value) if not exact else max(0.02, 0.1 * value)
+    if bound == "under":
+        return value - max(0.07, 0.2 * value), value + 0.005
+    if bound == "over":
+        return value - 0.005, value + max(0.07, 0.2 * value)
+    if bound == "max":
+        return 0.0, value - 1e-6
+    if bound == "min":
+        return value + 1e-6, 1.0 if value < 1 else value * 10
+    return value - spread, value + spread
+
+
+def _subject(after: str, lang: str) -> frozenset[str]:
+    after = re.split(r"[.;:!?,()]", after, maxsplit=1)[0]
+    after = re.sub(r"^\s*(?:of|der|des|von|aller|den|dem)\b", "", after, flags=re.I)
+    terms = [t for t in content_terms(after, lang) if not is_cue(t)][:3]
+    return frozenset(stem(t, lang) for t in terms)
+
+
+def shares(text: str, lang: str) -> list[Share]:
+    """The shares a text states: fraction words with their numerators and bounds ("knapp zwei
+    Drittel", "less than a fifth"), majorities and minorities, absolute words ("all", "the
+    entire", "sämtliche"), remainders ("the rest"), percentages that are no change ("48 %",
+    not "by 48 %"), and multiples ("twice", "halved", "3-fold")."""
+    found: list[Share] = []
+    for m in _SHARE_WORD.finditer(text):
+        before = text[max(0, m.start() - 30):m.start()]
+        bound = next((name for name, pattern in _SHARE_BOUNDS if pattern.search(before)), None)
+        subject = _subject(text[m.end():m.end() + 60], lang)
+        word = m.group(0)
+        if m.group("frac"):
+            frac = m.group("frac").lower()
+            value = _FRACTION_VALUES[frac]
+            if m.group("num"):
+                value *= _NUMERATORS[m.group("num").lower()]
+            elif not frac.startswith(("half", "hälfte", "halb")):
+                continue  # "the third quarter", "Viertel" of a town: no share without a numerator
+            if _BY_BEFORE.search(before) or _ORDINAL_BEFORE.search(before):
+                continue
+            if frac.startswith("halb") and not re.search(r"\b(?:auf|zur|um)\s+(?:\w+\s+)?$|\bnur\s+$", before, re.I):
+                continue  # "halb so hoch" is a multiple; "eine halbe Stunde" measures time
+            low, high = _interval(value, bound, exact=False)
+            found.append(Share(low, high, "share", word, subject))
+        elif m.group("halved"):
+            found.append(Share(0.45, 0.55, "share", word, subject))
+        elif m.group("twice") or m.group("thrice"):
+            value = 2.0 if m.group("twice") else 3.0
+            found.append(Share(value * 0.9, value * 1.1, "multiple", word, subject))
+        elif m.group("nearall"):
+            found.append(Share(0.8, 0.999, "share", word, subject))
+        elif m.group("most"):
+            low, high = (0.5 + 1e-6, 1.0)
+            if bound == "max":  # "less than most" hardly occurs; "nicht die Mehrheit"
+                continue
+            found.append(Share(low, high, "share", word, subject))
+        elif m.group("few"):
+            found.append(Share(0.0, 0.5 - 1e-6, "share", word, subject))
+        elif m.group("rest"):
+            found.append(Share(0.0, 0.999, "share", word, subject, form="rest"))
+        elif m.group("all"):
+            if re.match(r"\s+(?:but|except|außer)\b", text[m.end():], re.I) or _BY_BEFORE.search(before):
+                continue
+            found.append(Share(1.0, 1.0, "share", word, subject, form="all"))
+    for q in quantities(text, lang):
+        if q.unit not in ("%", "x") or q.weak or q.role == "from":
+            continue
+        start = text.find(q.text)
+        before = text[max(0, start - 30):start] if start >= 0 else ""
+        after = text[start + len(q.text):start + len(q.text) + 60] if start >= 0 else ""
+        if q.unit == "%":
+            if _BY_BEFORE.search(before) or _CHANGE_AFTER.search(after):
+                continue
+            bound = {"approx": "approx", "min": "min", "max": "max"}.get(q.bound or "")
+            low, high = _interval(q.value / 100, bound, exact=True)
+            found.append(Share(low, high, "share", q.text, _subject(after, lang)))
+        else:
+            found.append(Share(q.value * 0.95, q.value * 1.05, "multiple", q.text, _subject(after, lang)))
+    return found

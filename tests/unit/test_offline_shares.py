@@ -1,0 +1,133 @@
+"""Shares in words against the source's shares: the one guard every `supported` passes.
+
+A claim whose figure in words ("roughly half", "the whole", "zwei Drittel") the evidence or
+its neighbouring sentences contradict ("not even a sixth"… "under a fifth", "the remainder")
+is never `supported`, whichever path found the support; consistent shares ("about half" and
+49 %) stay supported. Written for these tests, in English and German.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis import lexical
+from analysis.judges import OfflineJudge, Verdict
+from analysis.retrieval import Hit
+
+S, P, N, U = Verdict.supported, Verdict.partially_supported, Verdict.not_supported, Verdict.uncertain
+
+
+def hits(*texts: str) -> list[Hit]:
+    return [Hit(passage_id=i, source_id="s", page=3 + i, text=t, score=1.0) for i, t in enumerate(texts)]
+
+
+WAGES = hits(
+    "Inflation accelerated sharply in the second half of 1922. By the close of 1923 real wages of dock workers "
+    "had dropped to under a fifth of their 1913 level. Strikes followed in several ports."
+)
+LOEHNE = hits(
+    "Die Inflation beschleunigte sich im Jahr 1922 deutlich. Bis Ende 1923 sanken die Reallöhne der "
+    "Hafenarbeiter auf weniger als ein Fünftel ihres Standes von 1913. In mehreren Häfen folgten Streiks."
+)
+LEVY = hits(
+    "The city introduced a levy on vacant flats in 1926. Slightly less than half of the levy's yield was "
+    "spent on building social housing. The remainder flowed into the general municipal budget."
+)
+ABGABE = hits(
+    "Die Stadt führte 1926 eine Abgabe auf leerstehende Wohnungen ein. Etwas weniger als die Hälfte des "
+    "Aufkommens der Abgabe wurde für den Bau von Sozialwohnungen verwendet. Der Rest floss in den "
+    "allgemeinen Haushalt der Stadt."
+)
+
+
+@pytest.mark.parametrize("claim, passages", [
+    # class 1: a share in words against another share, the direction agreeing
+    ("By the close of 1923 real wages of dock workers had dropped to roughly half of their 1913 level.", WAGES),
+    ("Bis Ende 1923 sanken die Reallöhne der Hafenarbeiter auf rund die Hälfte ihres Standes von 1913.", LOEHNE),
+    ("By the close of 1923 real wages of dock workers had dropped to two thirds of their 1913 level.", WAGES),
+    ("Bis Ende 1923 sanken die Reallöhne der Hafenarbeiter auf drei Viertel ihres Standes von 1913.", LOEHNE),
+    # class 2: an absolute word against a share below the whole and a remainder
+    ("The whole yield of the levy was spent on building social housing.", LEVY),
+    ("Das gesamte Aufkommen der Abgabe wurde für den Bau von Sozialwohnungen verwendet.", ABGABE),
+    ("Sämtliche Einnahmen der Abgabe wurden für den Bau von Sozialwohnungen verwendet.", ABGABE),
+])
+def test_a_contradicted_share_is_never_supported(claim: str, passages: list[Hit]) -> None:
+    j = OfflineJudge().judge(claim, passages)
+    assert j.verdict is not S, j.rationale
+    assert j.verdict in (N, P), j.rationale
+
+
+@pytest.mark.parametrize("claim, passages", [
+    ("By the close of 1923 real wages of dock workers had dropped to roughly half of their 1913 level.",
+     hits("By the close of 1923 real wages of dock workers had dropped to 49 % of their 1913 level.")),
+    ("A third of the surveyed farms had switched to organic feed by 2021.",
+     hits("By 2021, 33 % of the surveyed farms had switched to organic feed.")),
+    ("Die Hälfte der befragten Betriebe hatte bis 2021 auf Biofutter umgestellt.",
+     hits("Bis 2021 hatten 50 Prozent der befragten Betriebe auf Biofutter umgestellt.")),
+    ("Knapp zwei Drittel der befragten Betriebe hatten bis 2021 auf Biofutter umgestellt.",
+     hits("Bis 2021 hatten 64 Prozent der befragten Betriebe auf Biofutter umgestellt.")),
+])
+def test_consistent_shares_stay_supported(claim: str, passages: list[Hit]) -> None:
+    j = OfflineJudge().judge(claim, passages)
+    assert j.verdict is S, j.rationale
+
+
+@pytest.mark.parametrize("claim, source", [
+    ("The majority of the surveyed farms had switched to organic feed by 2021.",
+     "By 2021, 71 % of the surveyed farms had switched to organic feed."),
+    ("Fast alle befragten Betriebe hatten bis 2021 auf Biofutter umgestellt.",
+     "Bis 2021 hatten 93 Prozent der befragten Betriebe auf Biofutter umgestellt."),
+    ("Twice as many farms had switched to organic feed by 2021 as in 2015.",
+     "By 2021 the number of farms that had switched to organic feed had doubled since 2015."),
+])
+def test_agreeing_shares_are_no_contradiction(claim: str, source: str) -> None:
+    j = OfflineJudge().judge(claim, hits(source))
+    assert j.verdict is not N, j.rationale
+
+
+@pytest.mark.parametrize("claim, source", [
+    ("The majority of the surveyed farms had switched to organic feed by 2021.",
+     "By 2021, 38 % of the surveyed farms had switched to organic feed."),
+    ("Die Mehrheit der befragten Betriebe hatte bis 2021 auf Biofutter umgestellt.",
+     "Bis 2021 hatte eine Minderheit der befragten Betriebe auf Biofutter umgestellt."),
+    ("A quarter of the surveyed farms had switched to organic feed by 2021.",
+     "By 2021, more than half of the surveyed farms had switched to organic feed."),
+    ("Ein Zehntel der befragten Betriebe hatte bis 2021 auf Biofutter umgestellt.",
+     "Bis 2021 hatten mindestens 30 Prozent der befragten Betriebe auf Biofutter umgestellt."),
+])
+def test_bounds_and_majorities_contradict(claim: str, source: str) -> None:
+    j = OfflineJudge().judge(claim, hits(source))
+    assert j.verdict is not S, j.rationale
+
+
+def test_the_guard_reads_the_neighbouring_sentences() -> None:
+    # Coverage of the first sentence alone would support; its neighbour states the share.
+    passages = hits("The levy's yield was spent on building social housing in the first years. "
+                    "Later only a tenth of the levy's yield went there; the rest covered deficits.")
+    j = OfflineJudge().judge("The entire yield of the levy was spent on building social housing.", passages)
+    assert j.verdict is not S, j.rationale
+
+
+@pytest.mark.parametrize("text, lang, low, high", [
+    ("about half of the tenants", "en", 0.4, 0.6),
+    ("less than a fifth of the level", "en", 0.0, 0.2),
+    ("nearly all households", "en", 0.8, 1.0),
+    ("etwa ein Drittel der Mieter", "de", 0.28, 0.39),
+    ("knapp die Hälfte der Mieter", "de", 0.4, 0.51),
+    ("mehr als drei Viertel der Mieter", "de", 0.75, 1.0),
+    ("48 % of tenants", "en", 0.47, 0.49),
+])
+def test_shares_in_words_are_intervals(text: str, lang: str, low: float, high: float) -> None:
+    found = lexical.shares(text, lang)
+    assert len(found) == 1, found
+    assert low <= found[0].low <= found[0].high <= high, found[0]
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("in the third quarter of the year", "en"),
+    ("sales rose by 20 % and by a third", "en"),
+    ("the most important reason", "en"),
+    ("eine halbe Stunde später", "de"),
+])
+def test_what_is_no_share(text: str, lang: str) -> None:
+    assert lexical.shares(text, lang) == []
