@@ -76,18 +76,54 @@ class QueueState:
         #: brokers do. (Under load no NOTIFY comes, the queue is never empty, and acks free
         #: half the prefetch first: claims stay batched.)
         self.waiting = False
+        #: The last claim took fewer messages than it had room for: it found the queue empty.
+        #: A due message this process sends then wakes the consumer itself (see :meth:`sent`).
+        self.drained = False
+        #: Wake-ups (NOTIFY, :meth:`sent`) and committed due sends of this process so far:
+        #: one that comes while a claim is in flight may be for a message the claim's
+        #: snapshot does not hold, so that claim must not clear ``waiting``.
+        self.wakes = 0
+        self.sends = 0
 
     def wake(self) -> None:
         """A NOTIFY: messages are waiting; claim them now, whatever room there is."""
         with self.cond:
             self.woken = True
             self.waiting = True
+            self.wakes += 1
             self.cond.notify_all()
 
-    def claimed(self) -> None:
-        """A claim ran: what was known to wait, it took (as much as there was room for)."""
+    def marks(self) -> tuple[int, int]:
+        """Taken before a claim, handed to :meth:`claimed` after it."""
         with self.cond:
+            return self.wakes, self.sends
+
+    def claimed(self, drained: bool = False, marks: tuple[int, int] | None = None) -> None:
+        """A claim ran: what was known to wait when it began, it took (as much as there was
+        room for); ``drained``: it took fewer than it had room for. A wake-up during the
+        claim, or a send of this process that the drained claim may not have seen, keeps
+        ``waiting``: the consumer claims once more."""
+        with self.cond:
+            self.drained = drained
+            if marks is not None:
+                wakes, sends = marks
+                if self.wakes != wakes or (drained and self.sends != sends):
+                    return
             self.waiting = False
+
+    def sent(self) -> None:
+        """This process committed a due message to the queue. The NOTIFY trigger skips a queue
+        whose earlier messages still look queued, and a claim in flight makes them look so:
+        the claim takes those, not this one (its snapshot is older), and no NOTIFY says it
+        waits. When the last claim found the queue drained, wake as a NOTIFY would; with a
+        backlog the consumer claims at its low-water mark anyway and claims stay batched."""
+        with self.cond:
+            self.sends += 1
+            if self.drained:
+                self.woken = True
+                self.waiting = True
+                self.wakes += 1
+                self.cond.notify_all()
 
     def wake_in(self, seconds: float) -> None:
         """A message of this queue is due in ``seconds``: the consumer wakes then."""
@@ -237,12 +273,13 @@ class PostgresConsumer(Consumer):
             pending = bool(self.state.acks or self.state.nacks)
             due = self.state.due(self.prefetch, self.low_water)
         if due and (room or pending):
+            marks = self.state.marks()
             claimed = self._exchange(room)
             with self.state.cond:
                 self.state.outstanding += len(claimed)
             self.buffer.extend(claimed)
             if room:
-                self.state.claimed()
+                self.state.claimed(drained=len(claimed) < room, marks=marks)
                 return len(claimed)
         return None
 

@@ -269,20 +269,26 @@ class PostgresBroker(dramatiq.Broker):
             "idempotency_key": None if message.options.get("retries") else message.options.get("idempotency_key"),
             "priority": self._priority(message),
         }
+        committed = _bound_connection.get() is None  # else it commits with the caller's transaction
         existing = self._insert(params)
         if existing is not None:
             logger.debug("idempotent send: key %s already used", params["idempotency_key"])
             return existing
-        self._wake_local(queue_name, params["delay_ms"])
+        self._wake_local(queue_name, params["delay_ms"], committed)
         self.emit_after("enqueue", message, delay)
         return message
 
-    def _wake_local(self, queue_name: str, delay_ms: int) -> None:
+    def _wake_local(self, queue_name: str, delay_ms: int, committed: bool) -> None:
         """This process's own consumer of the queue learns of a delayed send at once, NOTIFY
         or not: a retry's backoff (sent by the worker that ran the message) wakes it at its
-        eta. (Due sends are left to NOTIFY, which skips a queue that has messages waiting.)"""
+        eta. A committed due send wakes it when its last claim had drained the queue
+        (:meth:`QueueState.sent`); otherwise due sends are left to NOTIFY."""
         if delay_ms:
             self.wake_in(queue_name, delay_ms / 1000)
+        elif committed:
+            state = self._states.get(queue_name)
+            if state is not None:
+                state.sent()
 
     def _priority(self, message: Message) -> int:
         """The message's actor priority (Dramatiq: lower runs first); 0 for an actor this
@@ -334,6 +340,7 @@ class PostgresBroker(dramatiq.Broker):
             "priorities": [self._priority(m) for m in messages],
         }
         bound = (_bound_connection.get() or (None, None))[0]
+        committed = bound is None
         if bound is not None:
             with bound.cursor() as cur:
                 self.execute_at_commit(cur, sql.statement_text(cur, "insert_messages",
@@ -341,7 +348,7 @@ class PostgresBroker(dramatiq.Broker):
         else:
             self.execute("insert_messages", **params)
         for queue_name in {q_name(m.queue_name) for m in messages}:
-            self._wake_local(queue_name, params["delays_ms"][0] if messages else 0)
+            self._wake_local(queue_name, params["delays_ms"][0] if messages else 0, committed)
         for m in messages:
             self.emit_after("enqueue", m, delay)
         return list(messages)

@@ -223,6 +223,37 @@ def test_a_delayed_message_starts_at_its_eta_without_a_notify_or_a_poll(db, conn
         b.close()
 
 
+def test_a_due_send_wakes_this_processs_drained_consumer_without_a_notify(db, conn):
+    # The insert trigger skips its NOTIFY while earlier messages still look queued, and a
+    # claim in flight makes them look so (it takes them, not the new one). Dramatiq's suite
+    # (test_actors_can_prioritize_work) lost sends that way: they waited for the next poll.
+    b = PostgresBroker(url=db, poll_interval=30)
+    dramatiq.set_broker(b)
+
+    @dramatiq.actor
+    def job(n):
+        pass
+
+    # Given a worker whose threads are paused and whose consumer has found the queue empty
+    w = dramatiq.Worker(b, worker_threads=1, worker_timeout=5_000)
+    w.queue_prefetch = 10
+    w.start()
+    try:
+        for t in w.workers:
+            t.pause()
+            t.paused_event.wait()
+        wait_for(lambda: b.queue_state(job.queue_name).drained, timeout=4, message="a claim found the queue empty")
+        with no_notify(conn):
+            # When this process sends due messages and no NOTIFY comes
+            for n in range(5):
+                job.send(n)
+            # Then its consumer claims them all before the next poll (5 s)
+            wait_for(lambda: w.work_queue.qsize() == 5, timeout=4, message="all five prefetched")
+    finally:
+        w.stop()
+        b.close()
+
+
 def test_a_delayed_send_notifies_its_delay(broker, db):
     @dramatiq.actor(queue_name="mail")
     def send_mail(to):
