@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from analysis import inputs, uploads
+from analysis.citations import is_valid_doi
 from analysis.settings import PipelineSettings
 
 from . import multipart
@@ -32,7 +33,8 @@ _UPLOAD_SCHEMA = {"requestBody": {"required": True, "content": {"multipart/form-
         "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
         "kind": {"type": "string", "enum": ["thesis", "source"],
                  "description": "what every file is; default: a file named thesis* is a thesis, others sources"},
-        "dois": {"type": "array", "items": {"type": "string", "maxLength": inputs.DOI_MAX},
+        "dois": {"type": "array", "items": {"type": "string", "maxLength": inputs.DOI_MAX,
+                                            "pattern": r"^(10\.\d{4,9}/\S+)?$"},
                  "description": "a DOI per file, in the order of files (empty for none)"},
         "session_id": {"type": "integer", "minimum": 1, "maximum": inputs.ID_MAX,
                        "description": "add to this upload session (default: a new one)"},
@@ -119,7 +121,10 @@ def _files(form: multipart.Form) -> list[uploads.UploadFile]:
     kind = (form.fields.get("kind") or [None])[0] or None
     if kind not in (None, "thesis", "source"):
         raise ApiError(422, "invalid_request", "kind is thesis or source")
-    dois = [d or None for d in form.fields.get("dois", [])]
+    dois = [d.strip() or None for d in form.fields.get("dois", [])]
+    for doi in dois:
+        if doi is not None and not is_valid_doi(doi):
+            raise ApiError(422, "invalid_doi", "a DOI looks like 10.1234/abc (or is left empty)")
     return [uploads.UploadFile(filename=f.filename or "upload", path=f.path, sha256=f.sha256,
                                kind=kind or uploads.guess_kind(f.filename or ""),
                                doi=dois[i] if i < len(dois) else None)

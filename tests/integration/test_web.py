@@ -327,3 +327,14 @@ def test_openapi_dashboard_health_and_metrics(client, alice):
     assert 'citeq_job_wait_seconds_bucket{le="+Inf"} 0' in text
     assert '# TYPE citeq_job_run_seconds histogram' in text
     assert 'citeq_queue_messages{queue="analysis",state="ready"} 1' in text
+
+
+def test_an_upload_with_a_malformed_doi_is_refused_and_stages_nothing(client, alice, conn):
+    staged = query(conn, "SELECT count(*) FROM parse_items")[0][0]
+    r = client.post("/api/uploads", data={"dois": ["null"]},
+                    files=[("files", ("source_a.txt", b"some text", "text/plain"))], headers=alice.auth)
+    assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_doi", r.text
+    r = client.post("/api/uploads", data={"dois": ["10.5555/abc.1"]},
+                    files=[("files", ("source_a.txt", b"some text", "text/plain"))], headers=alice.auth)
+    assert r.status_code == 202, r.text
+    assert query(conn, "SELECT count(*) FROM parse_items")[0][0] == staged + 1
