@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 import dramatiq
 from periodiq import cron
 
-from analysis import sweepers, userqueue
+from analysis.queue import sweepers, userqueue
 from analysis.errors import ReleaseDeferred
 
 from .serialized import current_job, defer_completion

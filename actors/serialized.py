@@ -19,8 +19,8 @@ import time
 import dramatiq
 from dramatiq.middleware import Middleware, SkipMessage
 
-from analysis import userqueue
-from analysis.jobs import Job, JobStatus
+from analysis.queue import userqueue
+from analysis.queue.jobs import Job, JobStatus
 from analysis.settings import QueueSettings
 from broker.batching import GroupCommit
 

@@ -137,7 +137,7 @@ class _PacedJudge:
 
 def paced_judge():
     """``CITEQ_JUDGE_FACTORY`` of the demo's worker: the environment's judge, paced."""
-    from analysis.judges import judge_from_env
+    from analysis.pipeline.judges import judge_from_env
 
     return _PacedJudge(judge_from_env(os.environ), JUDGE_SECONDS)
 
@@ -157,7 +157,7 @@ def _redact(url: str) -> str:
 
 def _prepare(broker, say) -> tuple[int, dict[str, int]]:
     """A fresh demo user with credits, and the sample documents: {filename: document id}."""
-    from analysis import accounts
+    from analysis.surface import accounts
     from citeq import uploading
 
     name = "demo-" + datetime.now().strftime("%Y%m%d-%H%M%S-%f")
@@ -174,7 +174,7 @@ def _prepare(broker, say) -> tuple[int, dict[str, int]]:
 
 
 def _admit_batch(broker, user_id: int, documents: dict[str, int], say) -> list[int]:
-    from analysis import userqueue
+    from analysis.queue import userqueue
 
     say("admitting five analyses back to back ...")
     job_ids = []
@@ -206,7 +206,7 @@ def _line(job) -> str:
 
 def _watch(broker, procs: Processes, user_id: int, job_ids: list[int], out) -> None:
     """Redraw the batch until every job is terminal (in place on a terminal, by change otherwise)."""
-    from analysis import views
+    from analysis.surface import views
 
     tty = out.isatty()
     deadline = time.monotonic() + TIMEOUT_SECONDS
@@ -231,7 +231,7 @@ def _watch(broker, procs: Processes, user_id: int, job_ids: list[int], out) -> N
 
 
 def _report(broker, job_ids: list[int], say, out_dir: Path) -> None:
-    from analysis import report, views
+    from analysis.surface import report, views
 
     jobs = [views.job(broker, j) for j in job_ids]
     failed = [j for j in jobs if j.status != "succeeded"]

@@ -25,7 +25,9 @@ from pydantic import AfterValidator, BaseModel, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from analysis import accounts, inputs, ratelimits, userqueue, views
+from analysis import inputs
+from analysis.queue import userqueue
+from analysis.surface import accounts, ratelimits, views
 from analysis.errors import AnalysisError
 
 from . import metrics

@@ -3,14 +3,15 @@
 Every number comes from the database, never from process memory, so any web process
 answers the same and a redeploy resets nothing: queue figures are counts of live rows,
 counters and histograms are totals folded from the job-event audit
-(:mod:`analysis.metrics`), so a scrape costs the same however long the history.
+(:mod:`analysis.surface.metrics`), so a scrape costs the same however long the history.
 """
 
 from __future__ import annotations
 
 from broker import admin
 
-from analysis import db, metrics
+from analysis import db
+from analysis.surface import metrics
 
 STATUSES = ["queued", "pending", "running", "succeeded", "failed", "canceled"]
 #: Counters taken from the job event audit: (metric, event, help).

@@ -14,7 +14,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from analysis import report as reports
+from analysis.surface import report as reports
 
 from .app import ApiError, user
 

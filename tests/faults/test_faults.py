@@ -19,7 +19,7 @@ import dramatiq
 import psycopg2
 import pytest
 
-from analysis import sweepers
+from analysis.queue import sweepers
 from tests.conftest import wait_for
 from tests.faults import harness
 

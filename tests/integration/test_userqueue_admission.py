@@ -9,8 +9,10 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from analysis import budget, errors, userqueue
-from analysis.jobs import JobStatus
+from analysis import errors
+from analysis.pipeline import budget
+from analysis.queue import userqueue
+from analysis.queue.jobs import JobStatus
 from analysis.settings import QueueSettings
 from tests.conftest import query
 from tests.integration.conftest import add_documents, balance, given_user, open_account, statuses
@@ -214,7 +216,7 @@ def test_refund_happens_once(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
     job = userqueue.admit(1, thesis, sources)
     with conn.cursor() as cur:
-        from analysis import credits
+        from analysis.queue import credits
 
         assert credits.refund(cur, job.job_id) == 1
         assert credits.refund(cur, job.job_id) == 0
@@ -237,7 +239,7 @@ def test_the_user_lock_key_is_spelled_in_one_place():
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             if pattern.search(line):
                 hits.append(f"{rel}:{number}")
-    assert hits == ["analysis/userqueue.py:" + str(_lock_scope_line())], hits
+    assert hits == ["analysis/queue/userqueue.py:" + str(_lock_scope_line())], hits
 
 
 def _lock_scope_line() -> int:

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from analysis import sweepers, userqueue
-from analysis.jobs import JobStatus
+from analysis.queue import sweepers, userqueue
+from analysis.queue.jobs import JobStatus
 
 from tests.conftest import query
 from tests.e2e import hooks

@@ -1,6 +1,6 @@
 -- Named queries of the analysis pipeline (uploads, parsing, the source store, extraction,
 -- judging, the pipeline's sweeps, the rate-limiter backend), loaded by analysis/db.py
--- together with queries.sql. Same rules: "-- name --", a one-line description,
+-- together with queue/queries.sql and surface/queries.sql. Same rules: "-- name --", a one-line description,
 -- %(named)s parameters, names entity first ending in how many rows come back, guarded
 -- transitions whose zero rows the caller handles.
 

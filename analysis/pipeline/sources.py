@@ -20,9 +20,9 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from . import db
-from .retrieval import PassageIndex, PassageRecord
-from .settings import PipelineSettings
+from analysis import db
+from analysis.pipeline.retrieval import PassageIndex, PassageRecord
+from analysis.settings import PipelineSettings
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Two implementations of the `Judge` protocol:
 
 - `OfflineJudge`, the default: deterministic, no network. It decides only what
   lexical evidence decides (figures and units, direction, negation, absolute words
-  against hedges; cues in analysis/lexical.py) and says `uncertain` otherwise, with
+  against hedges; cues in analysis/pipeline/lexical.py) and says `uncertain` otherwise, with
   the best sentence as evidence. It is a smoke detector, not a reader.
 - `OpenAIJudge`: any server speaking OpenAI's chat-completions wire format
   (OpenAI, vLLM, Ollama, LiteLLM, ...), called with `httpx`, with a strict JSON
@@ -35,9 +35,9 @@ from typing import Literal, Protocol
 import httpx
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from analysis import lexical
-from analysis.chunking import sentence_spans
-from analysis.retrieval import Hit
+from analysis.pipeline import lexical
+from analysis.pipeline.chunking import sentence_spans
+from analysis.pipeline.retrieval import Hit
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 -- Named queries of what users and operators touch (CLI, HTTP, dashboard, metrics),
--- loaded once by analysis/surfacedb.py. Same layout as queries.sql: "-- name --", one
+-- loaded once by analysis/db.py. Same layout as queue/queries.sql: "-- name --", one
 -- line of description, %(named)s parameters, names entity first ending in how many rows.
 
 -- account_create_one --

@@ -1,6 +1,6 @@
 """Turn uploaded bytes into numbered pages of plain text, and the errors of every reader.
 
-The readers themselves are in analysis/readers.py (one per format: PDF, DOCX, Markdown,
+The readers themselves are in analysis/pipeline/readers.py (one per format: PDF, DOCX, Markdown,
 plain text); `extract_pages` is their pages alone. PDFs are opened with `pypdf`: pure
 Python, no system libraries (no poppler, no MuPDF), actively maintained, and it copes with
 the everyday damage of real-world PDFs when asked not to be strict.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 
-from .document import Page
+from analysis.pipeline.document import Page
 
 
 #: The PDF header; the spec lets it start anywhere in the first 1024 bytes.
@@ -51,12 +51,12 @@ class UnsupportedFileType(ParseError):
 
 
 def extract_pages(data: bytes, filename: str) -> list[Page]:
-    """The pages of an upload in any supported format (see analysis/readers.py).
+    """The pages of an upload in any supported format (see analysis/pipeline/readers.py).
 
     Raises a `ParseError` subclass with a human-readable reason on any failure.
     Pages without text keep their place, so page numbers stay as printed.
     """
-    from .readers import extract_document
+    from analysis.pipeline.readers import extract_document
 
     return extract_document(data, filename).pages
 

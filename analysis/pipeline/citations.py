@@ -1,6 +1,6 @@
 """Find cited claims in a thesis and resolve them to references and sources.
 
-Three steps, each pure, working from a reader's `Document` (analysis/document.py):
+Three steps, each pure, working from a reader's `Document` (analysis/pipeline/document.py):
 
 1. The reference list is what follows the last heading that names one, in English or
    German and in any heading syntax: References, Bibliography, Works Cited, Literature,
@@ -41,8 +41,8 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from analysis.chunking import sentence_spans
-from analysis.document import FOOTNOTE_MARK, Document, Page, Paragraph
+from analysis.pipeline.chunking import sentence_spans
+from analysis.pipeline.document import FOOTNOTE_MARK, Document, Page, Paragraph
 
 # Ranges like [1-9999] are typos or not citations; cap what one group expands to.
 MAX_RANGE = 50
@@ -264,7 +264,7 @@ def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]
 
     Pass a `Document` (or pages) to get page numbers; a plain string gives `page=None`.
     """
-    from analysis.readers import text_document
+    from analysis.pipeline.readers import text_document
 
     if isinstance(thesis, Document):
         document, paged = thesis, True

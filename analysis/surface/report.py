@@ -1,6 +1,6 @@
 """The report of one analysis: what a lecturer reads, as one model rendered four ways.
 
-:func:`build` reads it from the database only (two named queries of ``surface.sql``, both
+:func:`build` reads it from the database only (two named queries of ``surface/queries.sql``, both
 filtered by the user, so another user's job is never read), never from a worker's memory:
 a report of a running job shows the verdicts written so far and the citations still
 waiting for a judge. :func:`render_html` (a self-contained, printable A4 document),
@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 
 from pydantic import BaseModel, Field, computed_field, field_serializer
 
-from . import db
-from .judges import Verdict
+from analysis import db
+from analysis.pipeline.judges import Verdict
 
 #: How each verdict reads to a person, in the order counts and filters show them.
 VERDICT_LABELS = {

@@ -21,9 +21,9 @@ from pydantic import BaseModel, ValidationError, model_validator
 
 from broker import locks
 
-from . import db, inputs, messages
-from .errors import AnalysisError
-from .settings import PipelineSettings
+from analysis import db, inputs, messages
+from analysis.errors import AnalysisError
+from analysis.settings import PipelineSettings
 
 logger = logging.getLogger(__name__)
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from . import db, messages, parsing
-from .jobs import RELEASE_TIMEOUT, WORKER_LOST, JobStatus
-from .pipeline import JUDGE_ACTOR
-from .ratelimits import PostgresRateLimiterBackend
-from .settings import PipelineSettings, QueueSettings
-from .uploads import PARSE_ACTOR
-from .userqueue import (
+from analysis import db, messages
+from analysis.pipeline import parsing
+from analysis.queue.jobs import RELEASE_TIMEOUT, WORKER_LOST, JobStatus
+from analysis.pipeline.analyze import JUDGE_ACTOR
+from analysis.surface.ratelimits import PostgresRateLimiterBackend
+from analysis.settings import PipelineSettings, QueueSettings
+from analysis.pipeline.uploads import PARSE_ACTOR
+from analysis.queue.userqueue import (
     ANALYZE_ACTOR,
     PROMOTE_ACTOR,
     complete_job,

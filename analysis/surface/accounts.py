@@ -24,8 +24,8 @@ from pydantic import BaseModel, Field
 from broker import locks
 from broker.settings import EnvSettings
 
-from . import db, inputs
-from .errors import AnalysisError
+from analysis import db, inputs
+from analysis.errors import AnalysisError
 
 logger = logging.getLogger(__name__)
 

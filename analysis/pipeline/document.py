@@ -93,7 +93,7 @@ class Document(BaseModel):
         """A document back from its stored pages and structure (None: parsed before there was
         one; the plain-text reader rebuilds it from the pages)."""
         if not structure:
-            from .readers import text_document
+            from analysis.pipeline.readers import text_document
 
             return text_document(pages)
         return cls(pages=pages, **structure)

@@ -23,7 +23,7 @@ from datetime import date
 
 from broker import locks
 
-from . import db
+from analysis import db
 
 logger = logging.getLogger(__name__)
 

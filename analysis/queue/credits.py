@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from . import db
+from analysis import db
 
 logger = logging.getLogger(__name__)
 

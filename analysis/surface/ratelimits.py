@@ -27,7 +27,7 @@ from dramatiq.rate_limits import RateLimiterBackend
 
 from broker import locks
 
-from . import db
+from analysis import db
 
 LOCK_SCOPE = "rate_limit"
 #: Lock scope of the per-user request windows (one lock per user and bucket).

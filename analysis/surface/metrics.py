@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from broker import locks
 
-from . import db
+from analysis import db
 
 #: Histogram bounds (seconds) of both job latencies. Other bounds make the next fold
 #: start the totals over from the first event (once).

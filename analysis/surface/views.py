@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 from pydantic import BaseModel, field_serializer
 
-from . import db
+from analysis import db
 
 
 class Progress(BaseModel):

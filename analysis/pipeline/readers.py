@@ -1,5 +1,5 @@
 """One reader per format, each returning a `Document` (pages, headings, paragraphs,
-footnotes): PDF (analysis/pdflayout.py), DOCX (analysis/docxreader.py), Markdown and plain
+footnotes): PDF (analysis/pipeline/pdflayout.py), DOCX (analysis/pipeline/docxreader.py), Markdown and plain
 text (here).
 
 `extract_document(data, filename)` is the one call the parse step makes; it picks the
@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from .document import Document, DocumentBuilder, Page, normalize_text
-from .pdftext import (PDF_MAGIC, EmptyDocument, MalformedDocument, UnsupportedFileType, decode_text)
+from analysis.pipeline.document import Document, DocumentBuilder, Page, normalize_text
+from analysis.pipeline.pdftext import (PDF_MAGIC, EmptyDocument, MalformedDocument, UnsupportedFileType, decode_text)
 
 TEXT_SUFFIXES = frozenset({".txt", ".text"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
@@ -34,13 +34,13 @@ def extract_document(data: bytes, filename: str) -> Document:
         raise EmptyDocument(f"{filename} is empty (0 bytes).")
     suffix = PurePath(filename).suffix.lower()
     if PDF_MAGIC in data[:1024]:
-        from .pdflayout import read_pdf
+        from analysis.pipeline.pdflayout import read_pdf
 
         return read_pdf(data, filename)
     if suffix == ".pdf":
         raise MalformedDocument(f"{filename} is named .pdf but is not a PDF (no %PDF- header).")
     if suffix in DOCX_SUFFIXES:
-        from .docxreader import read_docx
+        from analysis.pipeline.docxreader import read_docx
 
         return read_docx(data, filename)
     if suffix in MARKDOWN_SUFFIXES:
@@ -112,7 +112,7 @@ def _text_block(builder: DocumentBuilder, lines: list[str], page: int) -> None:
 
 def _heading_level(line: str, *, alone: bool = True) -> int | None:
     """The level of a line that reads as a heading, else None."""
-    from .citations import is_reference_heading
+    from analysis.pipeline.citations import is_reference_heading
 
     text = line.strip()
     atx = _ATX.match(text)

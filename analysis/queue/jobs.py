@@ -56,7 +56,7 @@ class Job:
 
 @dataclass(frozen=True)
 class Admission:
-    """The answer of :func:`analysis.userqueue.admit`."""
+    """The answer of :func:`analysis.queue.userqueue.admit`."""
 
     job_id: int
     status: JobStatus

@@ -12,7 +12,7 @@ re-delivered judge message finds the verdict written and does nothing. A delta r
 judges only citations whose claim text or cited source (by content hash) changed since
 its base job and copies the other verdicts.
 
-Retrieval takes ``passages_per_claim`` passages (default 3; see analysis/retrieval.py for
+Retrieval takes ``passages_per_claim`` passages (default 3; see analysis/pipeline/retrieval.py for
 why three) of the cited source. It is hybrid — BM25 and vector ranks fused — when an
 embedding provider is configured (CITEQ_EMBEDDINGS_MODEL) and the source's chunks carry
 embeddings; else BM25 alone. Vectors are ranked by pgvector when the extension is
@@ -30,18 +30,20 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from . import budget, db, messages, userqueue
-from .citations import Citation, SourceInfo, SourceMatch, extract_citations, resolve_sources
-from .document import Document
-from .jobs import Job, JobStatus
-from .embeddings import OpenAIEmbedder, embedder_for
-from .judges import (Judge, Judgement, OfflineJudge, ProviderError, ProviderPermanentError, ProviderRateLimited,
+from analysis import db, messages
+from analysis.pipeline import budget
+from analysis.queue import userqueue
+from analysis.pipeline.citations import Citation, SourceInfo, SourceMatch, extract_citations, resolve_sources
+from analysis.pipeline.document import Document
+from analysis.queue.jobs import Job, JobStatus
+from analysis.pipeline.embeddings import OpenAIEmbedder, embedder_for
+from analysis.pipeline.judges import (Judge, Judgement, OfflineJudge, ProviderError, ProviderPermanentError, ProviderRateLimited,
                      ProviderRejected, Verdict, judge_from_env, source_missing_judgement)
-from .pdftext import Page
-from .retrieval import FUSION_DEPTH, Hit, fuse_ranks
-from .settings import PipelineSettings, QueueSettings
-from .sources import SourceStore, document_index, store_for
-from .userqueue import DEFERRED, finish_locked, plugin, user_lock
+from analysis.pipeline.pdftext import Page
+from analysis.pipeline.retrieval import FUSION_DEPTH, Hit, fuse_ranks
+from analysis.settings import PipelineSettings, QueueSettings
+from analysis.pipeline.sources import SourceStore, document_index, store_for
+from analysis.queue.userqueue import DEFERRED, finish_locked, plugin, user_lock
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +80,7 @@ class CitationView(BaseModel):
 def run_analysis(job: Job, settings: QueueSettings | None = None, *, broker=None):
     """The ``analyze`` work: extract and fan out; DEFERRED while citations await a judge.
 
-    Plugs into the queue as ``CITEQ_ANALYZE_WORK=analysis.pipeline:run_analysis`` (the
+    Plugs into the queue as ``CITEQ_ANALYZE_WORK=analysis.pipeline.analyze:run_analysis`` (the
     actors set it as the default). Returns None when nothing is left to judge, so the
     queue's middleware completes the job at once.
     """

@@ -25,8 +25,9 @@ import psycopg2.errors
 
 from broker import locks
 
-from . import credits, db, inputs, messages
-from .errors import (
+from analysis import db, inputs, messages
+from analysis.queue import credits
+from analysis.errors import (
     BudgetExhausted,
     DocumentNotReady,
     InsufficientCredits,
@@ -41,8 +42,8 @@ from .errors import (
     UnknownJob,
     UnknownUser,
 )
-from .jobs import Admission, Job, JobStatus
-from .settings import QueueSettings
+from analysis.queue.jobs import Admission, Job, JobStatus
+from analysis.settings import QueueSettings
 
 logger = logging.getLogger(__name__)
 
