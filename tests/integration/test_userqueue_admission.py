@@ -243,5 +243,5 @@ def test_the_user_lock_key_is_spelled_in_one_place():
 
 
 def _lock_scope_line() -> int:
-    source = (ROOT / "analysis" / "userqueue.py").read_text().splitlines()
+    source = (ROOT / "analysis" / "queue" / "userqueue.py").read_text().splitlines()
     return next(i for i, line in enumerate(source, 1) if line.startswith("LOCK_SCOPE = "))
