@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 
 from broker.settings import ENVIRONMENT as BROKER_ENV
 
-DB_NAME = "citeq"
 USER_HELP = "a user id (ASCII digits) or a user name (names are never all digits)"
 
 _ENV_HELP = {
@@ -43,7 +42,7 @@ def database_url() -> str:
     """DATABASE_URL, or the embedded server's citeq database (started on demand)."""
     from citeq import devdb
 
-    return devdb.database_url(DB_NAME)
+    return devdb.database_url()
 
 
 def boot():
@@ -143,8 +142,8 @@ def cmd_db(args) -> int:
         return 0
     if args.db_command == "start" or server.is_running():
         admin = server.start()
-        devdb.ensure_database(admin, DB_NAME)
-        url = devdb.with_dbname(admin, DB_NAME)
+        devdb.ensure_database(admin, devdb.DB_NAME)
+        url = devdb.with_dbname(admin, devdb.DB_NAME)
         emit(args, {"running": True, "url": url, "data_dir": str(server.data_dir)}, url)
         return 0
     raise CliError("not_running", "the embedded PostgreSQL is not running: `citeq db start`")

@@ -81,7 +81,7 @@ def _executable(name: str) -> str:
 def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     out = out or sys.stdout
     from broker.migrate import migrate
-    from citeq.cli import database_url
+    from citeq.devdb import database_url
 
     url = database_url()
     os.environ["DATABASE_URL"] = url

@@ -11,7 +11,7 @@ from fastapi import Depends, FastAPI, Request
 
 from analysis.surface import accounts
 
-from .app import PathId, operator, user
+from .deps import PathId, operator, user
 
 
 def install(app: FastAPI) -> None:

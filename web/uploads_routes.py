@@ -25,7 +25,7 @@ from analysis.pipeline import uploads
 from analysis.settings import PipelineSettings
 
 from . import multipart
-from .app import ApiError, PathId, limit, user
+from .deps import ApiError, PathId, limit, user
 
 _UPLOAD_SCHEMA = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["files"],
