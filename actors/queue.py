@@ -60,7 +60,7 @@ def resume_sweep(half: bool = False) -> None:
 @dramatiq.actor(queue_name="maintenance", periodic=cron("* * * * *"), max_retries=0)
 def stall_sweep() -> None:
     """Return expired leases; fail running jobs whose message died (every minute)."""
-    sweepers.stall()
+    sweepers.recover_lost_work()
 
 
 @dramatiq.actor(queue_name="maintenance", periodic=cron("* * * * *"), max_retries=0)

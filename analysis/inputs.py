@@ -30,6 +30,8 @@ ID_MAX = 2**63 - 1
 FILENAME_MAX = 255
 #: Longest DOI (the DOI handbook sets no limit; real ones stay far below this).
 DOI_MAX = 300
+#: A DOI: the directory indicator 10, a registrant code, a slash, a suffix without spaces.
+DOI_PATTERN = re.compile(r"^10\.\d{4,9}/\S+$")
 #: Longest idempotency key.
 IDEMPOTENCY_KEY_MAX = 200
 #: Longest user name.

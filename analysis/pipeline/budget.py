@@ -45,12 +45,6 @@ def set_limit(cur, provider: str, call_limit: int, *, day: date | None = None,
            calls_used=calls_used)
 
 
-def use(cur, provider: str, calls: int = 1) -> int | None:
-    """Count ``calls`` against today's budget; the calls left, or None if they do not fit."""
-    row = db.one(cur, "provider_budget_use_one", provider=provider, calls=calls)
-    return None if row is None else row[0]
-
-
 def spend(cur, provider: str, calls: int = 1) -> bool:
     """Count ``calls`` against today's budget: True when they fit or no limit is set for
     today (unlimited), False when the budget is spent (nothing counted then)."""

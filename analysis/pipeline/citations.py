@@ -42,11 +42,11 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from analysis.pipeline.chunking import sentence_spans
+from analysis.inputs import DOI_PATTERN
 from analysis.pipeline.document import FOOTNOTE_MARK, Document, Page, Paragraph
 
 # Ranges like [1-9999] are typos or not citations; cap what one group expands to.
 MAX_RANGE = 50
-DOI_PATTERN = re.compile(r"^10\.\d{4,9}/\S+$")
 
 _PARTICLE = r"(?:(?:van|von|de|der|den|da|di|du|le|la|zu|ten|ter)\s+)"
 _WORD = r"[A-ZÄÖÜ](?:[\w-]|['’](?!s\b))+"  # "O'Brien", not "Castillo's"
@@ -225,7 +225,7 @@ def is_valid_doi(s: str) -> bool:
 
 def normalize_doi(s: str) -> str | None:
     """The bare, lower-case DOI in `s` ("https://doi.org/10.1/X." → "10.1/x"), or None."""
-    found = _find_doi(s)
+    found = find_doi(s)
     return found.lower() if found else None
 
 
@@ -493,7 +493,7 @@ def _reference(entry: str) -> Reference:
     MLA and notes-bibliography entries), never a year of a range (``1918–1933``), a year
     inside a quoted title, a page or volume number, or an access date.
     """
-    doi = _find_doi(entry)
+    doi = find_doi(entry)
     plain = _DOI_IN_TEXT.sub(" ", re.sub(r"(?i)(?:https?://|doi:\s*)\S+", " ", entry))
     year_match, author_date = _publication_year(plain)
     year = _year(year_match.group(1)) if year_match else None
@@ -703,7 +703,8 @@ _TITLE_TAIL = re.compile(
     r"|[,.]?\s*\d+(?:st|nd|rd|th)\s+(?:ed|edn|edition)\b")
 
 
-def _find_doi(text: str) -> str | None:
+def find_doi(text: str) -> str | None:
+    """The first DOI written in ``text`` (bare, ``doi:`` or a doi.org link), trailing punctuation off."""
     match = _DOI_IN_TEXT.search(text)
     return match.group(0).rstrip(".,;)]>") if match else None
 

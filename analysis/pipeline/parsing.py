@@ -36,7 +36,8 @@ import psycopg2
 
 from analysis import db, messages
 from analysis.pipeline.chunking import split_passages
-from analysis.pipeline.citations import DOI_PATTERN, _find_doi
+from analysis.inputs import DOI_PATTERN
+from analysis.pipeline.citations import find_doi
 from analysis.pipeline.cleantext import clean_tree
 from analysis.pipeline.embeddings import embedder_for
 from analysis.pipeline.judges import ProviderError
@@ -183,7 +184,7 @@ def _code(exc: ParseError) -> str:
 def _metadata(pages, doi: str | None, own: dict[str, str]) -> dict[str, str]:
     """What citation matching can use besides the first pages: a DOI printed in the text,
     and what the file says about itself (author, title, year of creation)."""
-    found = doi or _find_doi(" ".join(p.text for p in pages[:2]))
+    found = doi or find_doi(" ".join(p.text for p in pages[:2]))
     metadata = {k: v for k, v in own.items() if k in ("author", "title", "created_year")}
     if found and DOI_PATTERN.match(found):
         metadata["doi"] = found

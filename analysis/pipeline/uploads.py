@@ -204,11 +204,6 @@ class ParseJobView(BaseModel):
 # -- sessions -------------------------------------------------------------------------------
 
 
-def create_session(user_id: int, *, broker=None) -> int:
-    """A new, empty upload session of the user; its id."""
-    return db.one_on(messages.broker_or_global(broker), "upload_session_create_one", user_id=user_id)[0]
-
-
 def reset_session(user_id: int, session_id: int, *, broker=None) -> int:
     """Unlink every source of the user's session (an explicit reset); how many were linked."""
     row = db.one_on(messages.broker_or_global(broker), "session_reset_one", user_id=user_id, session_id=session_id)

@@ -411,9 +411,4 @@ ON CONFLICT (provider, day) DO UPDATE
 SET call_limit = excluded.call_limit,
     calls_used = coalesce(%(calls_used)s, provider_daily_budget.calls_used);
 
--- provider_budget_use_one --
--- Count calls against today's budget; no row when there is no budget left for them.
-UPDATE provider_daily_budget SET calls_used = calls_used + %(calls)s
-WHERE provider = %(provider)s AND day = (now() AT TIME ZONE 'utc')::date
-  AND calls_used + %(calls)s <= call_limit
-RETURNING call_limit - calls_used AS remaining;
+

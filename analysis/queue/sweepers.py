@@ -47,8 +47,8 @@ def resume(*, broker=None, settings: QueueSettings | None = None) -> dict[str, i
     return {"stalled_users": len(stalled), "resent": resent}
 
 
-def stall(*, broker=None, settings: QueueSettings | None = None, now: datetime | None = None,
-          pipeline_settings: PipelineSettings | None = None) -> dict[str, int]:
+def recover_lost_work(*, broker=None, settings: QueueSettings | None = None, now: datetime | None = None,
+                      pipeline_settings: PipelineSettings | None = None) -> dict[str, int]:
     """Expired leases back to their queue (or dead after max deliveries); running jobs whose
     message died fail with ``worker_lost`` (refunded), and their user's queue moves on.
     Parse jobs and citations whose message was lost or died get a new one (or, for a

@@ -54,7 +54,6 @@ LOCK_SCOPE = "analysis_queue"
 ANALYZE_ACTOR = "analyze"
 PROMOTE_ACTOR = "promote"
 
-_DOI = re.compile(r"^10\.\d{4,9}/\S+$")
 
 
 class Deferred:
@@ -205,7 +204,7 @@ def _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id) -> Ex
             return DocumentNotReady(document_id=doc_id, status=found[doc_id][1])
     for doc_id in source_ids:
         doi = found[doc_id][2]
-        if doi is not None and not _DOI.match(doi):
+        if doi is not None and not inputs.DOI_PATTERN.match(doi):
             return InvalidDoi(f"source {doc_id} has a malformed DOI: {doi!r}", document_id=doc_id, doi=doi)
     return None
 

@@ -95,8 +95,6 @@ def documents(broker, user_id: int, *, limit: int = 500) -> list[DocumentView]:
 def _add_results(cur, views: list[JobView], with_verdicts: bool) -> None:
     """Progress, verdict counts and verdicts, where the pipeline recorded them."""
     ids = [v.id for v in views]
-    if not _has_pipeline(cur):
-        return
     progress = {r[0]: (r[1], r[2]) for r in db.many(cur, "job_progress_many", ids=ids)}
     counts: dict[int, dict[str, int]] = {}
     for job_id, verdict, n in db.many(cur, "job_verdict_counts_many", ids=ids):
@@ -108,9 +106,3 @@ def _add_results(cur, views: list[JobView], with_verdicts: bool) -> None:
         if with_verdicts:
             rows = db.many(cur, "job_verdicts_many", job_id=v.id)
             v.verdicts = [VerdictView(**dict(zip(VerdictView.model_fields, r))) for r in rows]
-
-
-def _has_pipeline(cur) -> bool:
-    """Whether the pipeline's tables exist (schema 0003); without them jobs have no verdicts."""
-    cur.execute("SELECT to_regclass('job_citations') IS NOT NULL")
-    return cur.fetchone()[0]

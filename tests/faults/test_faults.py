@@ -115,7 +115,7 @@ def test_the_scheduler_absent_then_back(faulty, conn):
     faulty.scheduler()
     if not harness.LONG:
         later = datetime.now(timezone.utc) + timedelta(minutes=10)
-        sweepers.stall(now=later)
+        sweepers.recover_lost_work(now=later)
         sweepers.resume()
 
     harness.check_and_tally(conn, "scheduler absent", jobs, 1)

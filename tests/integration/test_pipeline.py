@@ -201,7 +201,7 @@ def test_stall_sweeper_resends_a_parse_job_whose_message_was_lost(queue_broker, 
     staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"))
     query(conn, "DELETE FROM citeq_messages")
 
-    result = sweepers.stall(now=datetime.now(timezone.utc) + timedelta(minutes=5))
+    result = sweepers.recover_lost_work(now=datetime.now(timezone.utc) + timedelta(minutes=5))
 
     assert result["parse_resent"] == 1
     with running_worker(queue_broker, threads=2):
@@ -332,10 +332,10 @@ def test_stall_sweeper_resends_a_lost_judge_message_then_fails_the_job_after_max
     later = datetime.now(timezone.utc) + timedelta(minutes=5)
     settings = PipelineSettings(judge_max_dispatches=2)
 
-    assert sweepers.stall(now=later, pipeline_settings=settings)["citations_resent"] == unjudged
-    assert sweepers.stall(now=later, pipeline_settings=settings)["citations_resent"] == 0  # messages are queued
+    assert sweepers.recover_lost_work(now=later, pipeline_settings=settings)["citations_resent"] == unjudged
+    assert sweepers.recover_lost_work(now=later, pipeline_settings=settings)["citations_resent"] == 0  # messages are queued
     query(conn, "DELETE FROM citeq_messages WHERE actor_name = 'judge_citation'")
-    assert sweepers.stall(now=later, pipeline_settings=settings)["failed"] == 1
+    assert sweepers.recover_lost_work(now=later, pipeline_settings=settings)["failed"] == 1
 
     assert query(conn, "SELECT status::text, failure_reason LIKE 'judge_failed%%' FROM analysis_jobs WHERE id = %s",
                  job_id) == [("failed", True)]
