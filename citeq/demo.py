@@ -20,6 +20,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from analysis.queue.jobs import ACTIVE, TERMINAL, JobStatus
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_data"
 #: The two sample theses and the sources each cites (sample_data/expected.json).
@@ -193,12 +195,12 @@ def _bar(judged: int, total: int) -> str:
 
 def _line(job) -> str:
     head = f"  job {job.id:<5} {job.thesis_filename or '':<32} "
-    if job.status == "queued":
+    if job.status == JobStatus.QUEUED:
         return head + f"queued, position {job.position}"
-    if job.status in ("pending", "running"):
+    if job.status in ACTIVE:
         detail = _bar(job.progress.judged, job.progress.total) if job.progress and job.progress.total else ""
         return head + f"{job.status:<9} {detail}".rstrip()
-    if job.status == "succeeded":
+    if job.status == JobStatus.SUCCEEDED:
         counts = ", ".join(f"{n} {k}" for k, n in sorted((job.verdict_counts or {}).items()))
         return head + "succeeded" + (f" ({counts})" if counts else "")
     return head + job.status + (f": {job.error}" if job.error else "")
@@ -222,7 +224,7 @@ def _watch(broker, procs: Processes, user_id: int, job_ids: list[int], out) -> N
             out.write("\n".join(lines) + "\n")
             out.flush()
             drawn, last = len(lines), lines
-        if all(j.status in ("succeeded", "failed", "canceled") for j in jobs):
+        if all(j.status in TERMINAL for j in jobs):
             return
         procs.check()
         if time.monotonic() > deadline:
@@ -234,11 +236,11 @@ def _report(broker, job_ids: list[int], say, out_dir: Path) -> None:
     from analysis.surface import report, views
 
     jobs = [views.job(broker, j) for j in job_ids]
-    failed = [j for j in jobs if j.status != "succeeded"]
+    failed = [j for j in jobs if j.status != JobStatus.SUCCEEDED]
     say()
     latest: dict[str, object] = {}
     for job in jobs:
-        if job.status == "succeeded":
+        if job.status == JobStatus.SUCCEEDED:
             latest[job.thesis_filename] = job
     reports = {thesis: report.build(broker, job.id, user_id=job.user_id) for thesis, job in latest.items()}
     for thesis, found in reports.items():

@@ -11,9 +11,10 @@ from __future__ import annotations
 from broker import admin
 
 from analysis import db
+from analysis.queue.jobs import JobStatus
 from analysis.surface import metrics
 
-STATUSES = ["queued", "pending", "running", "succeeded", "failed", "canceled"]
+STATUSES = [status.value for status in JobStatus]
 #: Counters taken from the job event audit: (metric, event, help).
 EVENT_COUNTERS = [
     ("citeq_job_promotions_total", "promoted", "Queued jobs promoted to pending."),

@@ -1,12 +1,16 @@
-"""The analysis job state machine, mirrored from ``analysis_job_status`` in schema/0002.
+"""The queue's state machines, mirrored from the SQL enums ``analysis_job_status`` and
+``held_run_status`` (schema/0002); tests/integration/test_userqueue_admission.py keeps
+the members in step with the database.
 
-Transitions are guarded in SQL (``UPDATE … WHERE status = …``), never decided in Python:
+Transitions are guarded in SQL (``UPDATE … WHERE status = …``), never decided in Python.
+Admission decides, in its INSERT, whether a job is born ``queued`` (the user has an
+unfinished first-pass job) or ``pending`` (its message is sent in the same transaction):
 
-    queued ──promote──▶ pending ──start──▶ running ──finish──▶ succeeded | failed
-      │                    │
-      └──────cancel────────┴──▶ canceled
+    admit ─┬─▶ queued ──promote──▶ pending ──start──▶ running ──finish──▶ succeeded | failed
+           └──────────────────────▶ pending
+           queued | pending ──cancel──▶ canceled
 
-A delta re-check is born ``pending`` and is never ``queued``.
+A delta re-check is born ``pending`` and is never ``queued`` (a CHECK keeps it out).
 """
 
 from __future__ import annotations
@@ -26,13 +30,33 @@ class JobStatus(str, enum.Enum):
     SUCCEEDED = "succeeded"
     #: Finished without a report; failure_reason says why; credit refunded.
     FAILED = "failed"
-    #: Withdrawn while queued; credit refunded.
+    #: Withdrawn before a worker started it (queued or pending); credit refunded.
     CANCELED = "canceled"
 
 
+#: Statuses a job never leaves.
 TERMINAL = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELED})
-#: Statuses in which a first-pass job blocks the user's next one.
+#: Statuses in which a first-pass job blocks the user's next one (promotion waits for
+#: none of the user's first-pass jobs to be in them). Admission's ``max_active_jobs``
+#: counts these and ``queued``: every job not yet terminal.
 ACTIVE = frozenset({JobStatus.PENDING, JobStatus.RUNNING})
+
+
+class HeldRunStatus(str, enum.Enum):
+    """A held run: what admission validated and charged, waiting for its job to start.
+
+        held ──release──▶ released      held ──window ran out──▶ expired
+        held ──its job canceled──▶ canceled
+    """
+
+    #: Validated and paid for; waits for its job to start (or for a release retry).
+    HELD = "held"
+    #: Sources attached, judging may start.
+    RELEASED = "released"
+    #: The release window ran out: the job failed with ``release_timeout``.
+    EXPIRED = "expired"
+    #: Its job was canceled before it started.
+    CANCELED = "canceled"
 
 #: Failure reasons written by the queue itself (the pipeline adds its own).
 RELEASE_TIMEOUT = "release_timeout"

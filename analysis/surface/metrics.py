@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from broker import locks
 
 from analysis import db
+from analysis.queue.jobs import TERMINAL, JobStatus
 
 #: Histogram bounds (seconds) of both job latencies. Other bounds make the next fold
 #: start the totals over from the first event (once).
@@ -75,9 +76,9 @@ def job_metrics(broker) -> JobMetrics:
         refunds = db.one(cur, "credit_refund_count_one")[0]
     events = {name.removeprefix("event:"): int(v) for name, v in totals.items() if name.startswith("event:")}
     # Finished jobs are counted by their outcome events: each job has at most one.
-    finished = {status: events.get(status, 0) for status in ("succeeded", "failed", "canceled")}
+    finished = {status.value: events.get(status.value, 0) for status in TERMINAL}
     return JobMetrics(
-        jobs_by_status={**dict.fromkeys(("queued", "pending", "running"), 0), **live, **finished},
+        jobs_by_status={**{status.value: 0 for status in JobStatus if status not in TERMINAL}, **live, **finished},
         events=events,
         refunds=refunds,
         wait=_histogram(totals, "wait"),

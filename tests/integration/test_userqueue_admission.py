@@ -11,8 +11,9 @@ import pytest
 
 from analysis import errors
 from analysis.pipeline import budget
+from analysis.pipeline.uploads import ParseItemStatus, ParseJobStatus
 from analysis.queue import userqueue
-from analysis.queue.jobs import JobStatus
+from analysis.queue.jobs import HeldRunStatus, JobStatus
 from analysis.settings import QueueSettings
 from tests.conftest import query
 from tests.integration.conftest import add_documents, balance, given_user, open_account, statuses
@@ -245,3 +246,15 @@ def test_the_user_lock_key_is_spelled_in_one_place():
 def _lock_scope_line() -> int:
     source = (ROOT / "analysis" / "queue" / "userqueue.py").read_text().splitlines()
     return next(i for i, line in enumerate(source, 1) if line.startswith("LOCK_SCOPE = "))
+
+
+@pytest.mark.parametrize("enum_type, members", [
+    ("analysis_job_status", JobStatus),
+    ("held_run_status", HeldRunStatus),
+    ("parse_job_status", ParseJobStatus),
+    ("parse_item_status", ParseItemStatus),
+])
+def test_each_state_enum_in_python_is_the_one_in_sql(conn, enum_type, members):
+    """The Python enums mirror the SQL enums, member for member and in the same order."""
+    (labels,), = query(conn, f"SELECT enum_range(NULL::{enum_type})::text[]")
+    assert [m.value for m in members] == labels
