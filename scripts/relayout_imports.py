@@ -59,7 +59,7 @@ def rewrite_relative(line, pkg_of_file):
         return f"{indent}from {full} import {rest}"
     return rewrite_from_analysis(f"{indent}from analysis import {rest}")
 
-SKIP_PREFIX = ('schema/', 'pyproject.toml')
+SKIP_PREFIX = ('schema/', 'pyproject.toml', 'scripts/relayout_imports.py')
 files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
 for f in files:
     p = ROOT / f
