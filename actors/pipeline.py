@@ -1,7 +1,7 @@
 """The pipeline's actors: ``parse`` and ``judge_citation``, and the blob-TTL sweeper.
 
 Thin: decode, call :mod:`analysis`, done. The ``analyze`` actor (actors/queue.py) runs
-the pipeline's extraction as its work (``analysis.pipeline:run_analysis``).
+the pipeline's extraction as its work (``analysis.pipeline.analyze:run_analysis``).
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 import dramatiq
 from periodiq import cron
 
-from analysis import parsing, pipeline, sweepers, uploads
-from analysis.pipeline import ProviderBusy
-from analysis.judges import ProviderBadResponse, ProviderUnavailable
+from analysis.pipeline import parsing, analyze as pipeline, uploads
+from analysis.queue import sweepers
+from analysis.pipeline.analyze import ProviderBusy
+from analysis.pipeline.judges import ProviderBadResponse, ProviderUnavailable
 
 #: Provider trouble is retried with backoff; anything else is a bug and dead-letters
 #: after the retries too (the stall sweeper re-sends or fails the job).

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 import dramatiq
 from periodiq import cron
 
-from analysis import sweepers, userqueue
+from analysis.queue import sweepers, userqueue
 from analysis.errors import ReleaseDeferred
 
 from .serialized import current_job, defer_completion
@@ -60,7 +60,7 @@ def resume_sweep(half: bool = False) -> None:
 @dramatiq.actor(queue_name="maintenance", periodic=cron("* * * * *"), max_retries=0)
 def stall_sweep() -> None:
     """Return expired leases; fail running jobs whose message died (every minute)."""
-    sweepers.stall()
+    sweepers.recover_lost_work()
 
 
 @dramatiq.actor(queue_name="maintenance", periodic=cron("* * * * *"), max_retries=0)

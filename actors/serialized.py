@@ -8,6 +8,9 @@ same transaction. Delta re-checks pass through the same path but never block or 
 
 The actor may call :func:`defer_completion` (its work handed the job on, or the release
 was deferred): then the job stays running, and whoever finishes it calls ``complete_job``.
+
+The job the actor runs is handed to it through a context variable, as Dramatiq's
+``CurrentMessage`` hands the message: :func:`current_job` reads it.
 """
 
 from __future__ import annotations
@@ -15,18 +18,32 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 import dramatiq
 from dramatiq.middleware import Middleware, SkipMessage
 
-from analysis import userqueue
-from analysis.jobs import Job, JobStatus
+from analysis.queue import userqueue
+from analysis.queue.jobs import Job, JobStatus
 from analysis.settings import QueueSettings
 from broker.batching import GroupCommit
 
 logger = logging.getLogger(__name__)
 
-_current = threading.local()
+
+
+@dataclass
+class _Running:
+    """The serialized job of the message being processed, and whether its actor deferred it."""
+
+    started: tuple[Job, str, QueueSettings]
+    deferred: bool = False
+
+
+#: Set by the middleware before a serialized actor runs, cleared after it returned. Each
+#: worker thread has its own context, so each sees only its own message's job.
+_current: ContextVar[_Running | None] = ContextVar("citeq_serialized_job", default=None)
 
 #: Attempts to write a completion through a database blip before giving up on it.
 COMPLETE_ATTEMPTS = 3
@@ -34,8 +51,9 @@ COMPLETE_ATTEMPTS = 3
 
 def current_job() -> tuple[Job, str, QueueSettings]:
     """The job, its held-run status and the queue settings it started under, for the
-    serialized actor on this thread."""
-    return _current.job
+    serialized actor running now (None outside one)."""
+    running = _current.get()
+    return None if running is None else running.started
 
 
 def _start(starts, broker) -> list[tuple[Job, str, QueueSettings] | None]:
@@ -47,7 +65,9 @@ def _start(starts, broker) -> list[tuple[Job, str, QueueSettings] | None]:
 
 def defer_completion() -> None:
     """Leave the current job running after the actor returns: someone else completes it."""
-    _current.deferred = True
+    running = _current.get()
+    if running is not None:
+        running.deferred = True
 
 
 class SerializedJobs(Middleware):
@@ -79,7 +99,7 @@ class SerializedJobs(Middleware):
             return writers
 
     def before_process_message(self, broker, message) -> None:
-        _current.job, _current.deferred = None, False
+        _current.set(None)
         if not broker.get_actor(message.actor_name).options.get("serialized"):
             return
         job_id = message.args[0]
@@ -92,13 +112,14 @@ class SerializedJobs(Middleware):
             logger.info("duplicate message skipped", extra={"action": "duplicate_skipped", "job_id": job_id,
                                                             "message_id": message.message_id})
             raise SkipMessage()
-        _current.job = started
+        _current.set(_Running(started))
 
     def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
-        started, _current.job = getattr(_current, "job", None), None
-        if started is None or getattr(_current, "deferred", False):
+        running = _current.get()
+        _current.set(None)
+        if running is None or running.deferred:
             return
-        job = started[0]
+        job = running.started[0]
         if exception is None:
             outcome, reason = JobStatus.SUCCEEDED, None
         else:

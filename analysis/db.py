@@ -1,7 +1,7 @@
-"""The analysis layer's access to its named queries (``analysis/queries.sql``).
+"""The analysis layer's access to its named queries (``queries.sql`` of each subpackage).
 
 Only modules of this package run these queries; actors and middleware call the
-functions of :mod:`analysis.userqueue` and never hold a cursor.
+functions of :mod:`analysis.queue.userqueue` and never hold a cursor.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from broker import sql
 def _load_all(*names: str) -> dict[str, str]:
     queries: dict[str, str] = {}
     for name in names:
-        loaded = sql.load(Path(__file__).with_name(name))
+        loaded = sql.load(Path(__file__).parent / name)
         twice = queries.keys() & loaded.keys()
         if twice:
             raise ValueError(f"queries defined in two files: {sorted(twice)}")
@@ -22,9 +22,9 @@ def _load_all(*names: str) -> dict[str, str]:
     return queries
 
 
-#: The queue's (queries.sql), the pipeline's (pipeline.sql) and the user/operator surface's
-#: read models, tokens and request limits (surface.sql): one namespace.
-QUERIES = _load_all("queries.sql", "pipeline.sql", "surface.sql")
+#: The queue's (queue/queries.sql), the pipeline's (pipeline/queries.sql) and the user/operator
+#: surface's read models, tokens and request limits (surface/queries.sql): one namespace.
+QUERIES = _load_all("queue/queries.sql", "pipeline/queries.sql", "surface/queries.sql")
 
 
 def one(cur, name: str, **params) -> tuple | None:

@@ -1,7 +1,7 @@
 """What may cross into citeq from outside: bounded ids and checked strings, in one place.
 
-HTTP bodies and paths, the CLI's arguments and the Python API (:func:`analysis.userqueue.admit`,
-:func:`analysis.uploads.stage_upload`, :func:`analysis.accounts.create`) all validate their
+HTTP bodies and paths, the CLI's arguments and the Python API (:func:`analysis.queue.userqueue.admit`,
+:func:`analysis.pipeline.uploads.stage_upload`, :func:`analysis.surface.accounts.create`) all validate their
 inputs with the types below, so each limit is written once and every entry point refuses
 the same input with the same typed error (:class:`InvalidInput`, code ``invalid_request``).
 
@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
-from .errors import InvalidInput
+from analysis.errors import InvalidInput
 
 #: Largest id PostgreSQL's bigint holds (and so every id column of the schema).
 ID_MAX = 2**63 - 1
@@ -30,6 +30,8 @@ ID_MAX = 2**63 - 1
 FILENAME_MAX = 255
 #: Longest DOI (the DOI handbook sets no limit; real ones stay far below this).
 DOI_MAX = 300
+#: A DOI: the directory indicator 10, a registrant code, a slash, a suffix without spaces.
+DOI_PATTERN = re.compile(r"^10\.\d{4,9}/\S+$")
 #: Longest idempotency key.
 IDEMPOTENCY_KEY_MAX = 200
 #: Longest user name.

@@ -50,11 +50,11 @@ class QueueSettings(EnvSettings):
     release_redispatch_seconds: float = Field(300.0, gt=0)
     #: Rows a sweeper handles per tick.
     sweep_batch: int = Field(500, ge=1)
-    #: Duration of the simulated analysis (``analyze_work=analysis.userqueue:simulated_work``).
+    #: Duration of the simulated analysis (``analyze_work=analysis.queue.userqueue:simulated_work``).
     analyze_seconds: float = Field(0.0, ge=0)
     #: ``module:function`` doing an analysis' work: the pipeline (extract, then judge
-    #: per citation); ``analysis.userqueue:simulated_work`` only sleeps ``analyze_seconds``.
-    analyze_work: str = "analysis.pipeline:run_analysis"
+    #: per citation); ``analysis.queue.userqueue:simulated_work`` only sleeps ``analyze_seconds``.
+    analyze_work: str = "analysis.pipeline.analyze:run_analysis"
     #: ``module:function`` checking the judge provider before a held run is released.
     release_check: str = ""
     #: Longest a worker thread's job start or completion waits for its siblings' to share
@@ -117,7 +117,7 @@ class PipelineSettings(EnvSettings):
     source_cache_ttl_seconds: float = Field(600.0, gt=0)
     #: Sessions whose index one process keeps.
     source_cache_size: int = Field(64, ge=1)
-    #: Passages of the cited source shown to the judge per citation (see analysis/retrieval.py).
+    #: Passages of the cited source shown to the judge per citation (see analysis/pipeline/retrieval.py).
     passages_per_claim: int = Field(3, ge=1, le=20)
     #: Provider calls in flight at once, across every worker process.
     judge_concurrency: int = Field(4, ge=1)

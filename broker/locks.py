@@ -7,12 +7,9 @@ exist (a second spelling would silently split the lock).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
 
 from . import sql
-
-T = TypeVar("T")
 
 
 def lock_name(scope: str, identity: object) -> str:
@@ -55,14 +52,6 @@ def xact_lock_many_text(cursor, scope: str, identities: Sequence[object]) -> byt
     """
     names = sorted({lock_name(scope, i) for i in identities})
     return sql.statement_text(cursor, "xact_lock_many", _XACT_LOCK_MANY, {"names": names}, prepare=True)
-
-
-def run_locked(connection, scope: str, identity: object, fn: Callable[..., T]) -> T:
-    """Run ``fn(cursor)`` in one transaction holding the (scope, identity) lock; commit."""
-    with connection:
-        with connection.cursor() as cursor:
-            xact_lock(cursor, scope, identity)
-            return fn(cursor)
 
 
 def session_lock(cursor, scope: str, identity: object) -> None:

@@ -1,7 +1,7 @@
 -- Named queries of the broker, loaded once by broker/sql.py.
 -- Every block starts with "-- name --" and a one-line description; parameters are
 -- %(named)s. Python never builds SQL from strings, except the LISTEN channel, which is a
--- constant identifier (see broker/listener.py).
+-- constant identifier (see broker/maintenance.py).
 
 -- insert_message --
 -- Enqueue one message; an idempotency key that exists already inserts nothing.

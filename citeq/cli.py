@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 
 from broker.settings import ENVIRONMENT as BROKER_ENV
 
-DB_NAME = "citeq"
 USER_HELP = "a user id (ASCII digits) or a user name (names are never all digits)"
 
 _ENV_HELP = {
@@ -43,7 +42,7 @@ def database_url() -> str:
     """DATABASE_URL, or the embedded server's citeq database (started on demand)."""
     from citeq import devdb
 
-    return devdb.database_url(DB_NAME)
+    return devdb.database_url()
 
 
 def boot():
@@ -60,7 +59,8 @@ def boot():
 
 def _user_id(broker, ref: str) -> int:
     """A USER argument: all ASCII digits is an id, anything else a name (never both)."""
-    from analysis import accounts, inputs
+    from analysis import inputs
+    from analysis.surface import accounts
 
     user_id = accounts.resolve(broker, ref)
     if user_id is None:
@@ -142,15 +142,15 @@ def cmd_db(args) -> int:
         return 0
     if args.db_command == "start" or server.is_running():
         admin = server.start()
-        devdb.ensure_database(admin, DB_NAME)
-        url = devdb.with_dbname(admin, DB_NAME)
+        devdb.ensure_database(admin, devdb.DB_NAME)
+        url = devdb.with_dbname(admin, devdb.DB_NAME)
         emit(args, {"running": True, "url": url, "data_dir": str(server.data_dir)}, url)
         return 0
     raise CliError("not_running", "the embedded PostgreSQL is not running: `citeq db start`")
 
 
 def cmd_users(args) -> int:
-    from analysis import accounts
+    from analysis.surface import accounts
     from analysis.errors import AnalysisError
 
     broker = boot()
@@ -220,7 +220,8 @@ def cmd_upload(args) -> int:
 
 
 def cmd_analyze(args) -> int:
-    from analysis import userqueue, views
+    from analysis.queue import userqueue
+    from analysis.surface import views
     from analysis.errors import AnalysisError
 
     broker = boot()
@@ -241,7 +242,7 @@ def cmd_analyze(args) -> int:
 
 
 def cmd_jobs(args) -> int:
-    from analysis import views
+    from analysis.surface import views
 
     broker = boot()
     jobs = views.jobs(broker, user_id=_user_id(broker, args.user), limit=args.limit)
@@ -264,7 +265,7 @@ def _clip(text: str | None, n: int) -> str:
 
 
 def cmd_job(args) -> int:
-    from analysis import views
+    from analysis.surface import views
 
     broker = boot()
     job = views.job(broker, args.job)
@@ -277,7 +278,7 @@ def cmd_job(args) -> int:
 
 def cmd_report(args) -> int:
     """Write one job's report (HTML, CSV or JSON) to stdout or to --output."""
-    from analysis import report, views
+    from analysis.surface import report, views
 
     broker = boot()
     job = views.job(broker, args.job)
@@ -299,7 +300,8 @@ def cmd_report(args) -> int:
 
 
 def cmd_cancel(args) -> int:
-    from analysis import userqueue, views
+    from analysis.queue import userqueue
+    from analysis.surface import views
     from analysis.errors import AnalysisError
 
     broker = boot()
@@ -385,8 +387,8 @@ def _env_epilog(*mappings: dict[str, str]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from analysis.judges import ENVIRONMENT as JUDGE_ENV
-    from analysis.accounts import ENVIRONMENT as TOKEN_ENV
+    from analysis.pipeline.judges import ENVIRONMENT as JUDGE_ENV
+    from analysis.surface.accounts import ENVIRONMENT as TOKEN_ENV
     from analysis.settings import ENVIRONMENT as QUEUE_ENV
     from analysis.settings import PIPELINE_ENVIRONMENT as PIPELINE_ENV
     from web.settings import ENVIRONMENT as WEB_ENV

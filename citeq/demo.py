@@ -20,6 +20,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from analysis.queue.jobs import ACTIVE, TERMINAL, JobStatus
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_data"
 #: The two sample theses and the sources each cites (sample_data/expected.json).
@@ -81,7 +83,7 @@ def _executable(name: str) -> str:
 def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     out = out or sys.stdout
     from broker.migrate import migrate
-    from citeq.cli import database_url
+    from citeq.devdb import database_url
 
     url = database_url()
     os.environ["DATABASE_URL"] = url
@@ -137,7 +139,7 @@ class _PacedJudge:
 
 def paced_judge():
     """``CITEQ_JUDGE_FACTORY`` of the demo's worker: the environment's judge, paced."""
-    from analysis.judges import judge_from_env
+    from analysis.pipeline.judges import judge_from_env
 
     return _PacedJudge(judge_from_env(os.environ), JUDGE_SECONDS)
 
@@ -157,7 +159,7 @@ def _redact(url: str) -> str:
 
 def _prepare(broker, say) -> tuple[int, dict[str, int]]:
     """A fresh demo user with credits, and the sample documents: {filename: document id}."""
-    from analysis import accounts
+    from analysis.surface import accounts
     from citeq import uploading
 
     name = "demo-" + datetime.now().strftime("%Y%m%d-%H%M%S-%f")
@@ -174,7 +176,7 @@ def _prepare(broker, say) -> tuple[int, dict[str, int]]:
 
 
 def _admit_batch(broker, user_id: int, documents: dict[str, int], say) -> list[int]:
-    from analysis import userqueue
+    from analysis.queue import userqueue
 
     say("admitting five analyses back to back ...")
     job_ids = []
@@ -193,12 +195,12 @@ def _bar(judged: int, total: int) -> str:
 
 def _line(job) -> str:
     head = f"  job {job.id:<5} {job.thesis_filename or '':<32} "
-    if job.status == "queued":
+    if job.status == JobStatus.QUEUED:
         return head + f"queued, position {job.position}"
-    if job.status in ("pending", "running"):
+    if job.status in ACTIVE:
         detail = _bar(job.progress.judged, job.progress.total) if job.progress and job.progress.total else ""
         return head + f"{job.status:<9} {detail}".rstrip()
-    if job.status == "succeeded":
+    if job.status == JobStatus.SUCCEEDED:
         counts = ", ".join(f"{n} {k}" for k, n in sorted((job.verdict_counts or {}).items()))
         return head + "succeeded" + (f" ({counts})" if counts else "")
     return head + job.status + (f": {job.error}" if job.error else "")
@@ -206,7 +208,7 @@ def _line(job) -> str:
 
 def _watch(broker, procs: Processes, user_id: int, job_ids: list[int], out) -> None:
     """Redraw the batch until every job is terminal (in place on a terminal, by change otherwise)."""
-    from analysis import views
+    from analysis.surface import views
 
     tty = out.isatty()
     deadline = time.monotonic() + TIMEOUT_SECONDS
@@ -222,7 +224,7 @@ def _watch(broker, procs: Processes, user_id: int, job_ids: list[int], out) -> N
             out.write("\n".join(lines) + "\n")
             out.flush()
             drawn, last = len(lines), lines
-        if all(j.status in ("succeeded", "failed", "canceled") for j in jobs):
+        if all(j.status in TERMINAL for j in jobs):
             return
         procs.check()
         if time.monotonic() > deadline:
@@ -231,14 +233,14 @@ def _watch(broker, procs: Processes, user_id: int, job_ids: list[int], out) -> N
 
 
 def _report(broker, job_ids: list[int], say, out_dir: Path) -> None:
-    from analysis import report, views
+    from analysis.surface import report, views
 
     jobs = [views.job(broker, j) for j in job_ids]
-    failed = [j for j in jobs if j.status != "succeeded"]
+    failed = [j for j in jobs if j.status != JobStatus.SUCCEEDED]
     say()
     latest: dict[str, object] = {}
     for job in jobs:
-        if job.status == "succeeded":
+        if job.status == JobStatus.SUCCEEDED:
             latest[job.thesis_filename] = job
     reports = {thesis: report.build(broker, job.id, user_id=job.user_id) for thesis, job in latest.items()}
     for thesis, found in reports.items():

@@ -455,7 +455,11 @@ def with_dbname(url: str, dbname: str) -> str:
     return urlunsplit(parts._replace(path="/" + dbname))
 
 
-def database_url(dbname: str = "citeq") -> str:
+#: The database the CLI, the demo and the processes use on the embedded server.
+DB_NAME = "citeq"
+
+
+def database_url(dbname: str = DB_NAME) -> str:
     """DATABASE_URL if set, else start the embedded server and return a URL for ``dbname``."""
     url = os.environ.get("DATABASE_URL")
     if url:

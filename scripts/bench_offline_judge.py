@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis import judges, lexical  # noqa: E402
-from analysis.judges import CONFIDENCE_BANDS, OfflineJudge, Verdict, confidence_band  # noqa: E402
+from analysis.pipeline import judges, lexical  # noqa: E402
+from analysis.pipeline.judges import CONFIDENCE_BANDS, OfflineJudge, Verdict, confidence_band  # noqa: E402
 from tests.unit.test_offline_judge import ALL  # noqa: E402
 
 

@@ -5,7 +5,7 @@
 
 Figures, all on this machine in one run:
 
-* admit latency p50/p99: 16 client threads calling ``analysis.userqueue.admit`` at once,
+* admit latency p50/p99: 16 client threads calling ``analysis.queue.userqueue.admit`` at once,
   all for one user (they serialize on that user's lock) and for 16 users (one each), after
   one unmeasured admission per thread (a serving process's pooled connections have
   prepared their statements; the first use of a connection prepares them);
@@ -95,7 +95,7 @@ def given_users(url: str, users: range, credits: int) -> dict[int, tuple[int, li
 def queue_workers(url: str, processes: int, threads: int) -> Workers:
     """Workers for no-op jobs: the queue machinery alone, not the analysis pipeline."""
     return Workers(url, processes, threads, modules=("actors", "scripts.bench_queue"),
-                   env={"CITEQ_ANALYZE_WORK": "analysis.userqueue:simulated_work"})
+                   env={"CITEQ_ANALYZE_WORK": "analysis.queue.userqueue:simulated_work"})
 
 
 # The finish lines, polled every 20 ms while the workers run: each half reads the first
@@ -134,7 +134,7 @@ def wait_until(url: str, statement: str, timeout: float = 600.0) -> None:
 
 
 def bench_admit(url: str, *, one_user: bool, per_client: int) -> list[float]:
-    from analysis import userqueue
+    from analysis.queue import userqueue
     from analysis.settings import QueueSettings
 
     reset(url)
@@ -173,7 +173,7 @@ def bench_admit(url: str, *, one_user: bool, per_client: int) -> list[float]:
 
 
 def bench_promotion(url: str, jobs: int) -> list[float]:
-    from analysis import userqueue
+    from analysis.queue import userqueue
     from analysis.settings import QueueSettings
 
     reset(url)
@@ -205,7 +205,7 @@ def _transaction_connection(url: str):
 
 
 def bench_throughput(url: str, users: int, per_user: int, processes: int, threads: int) -> tuple[float, float]:
-    from analysis import userqueue
+    from analysis.queue import userqueue
 
     broker = dramatiq.get_broker()
     bench_noop = broker.get_actor("bench_noop")
@@ -245,8 +245,8 @@ def bench_row_work(url: str, users: int, batch: int) -> tuple[float, float, floa
     Batches of 128 spread each statement's fixed cost over many jobs, so what is left is
     the work on the rows themselves: what no batching can remove.
     """
-    from analysis import userqueue
-    from analysis.jobs import JobStatus
+    from analysis.queue import userqueue
+    from analysis.queue.jobs import JobStatus
 
     broker = dramatiq.get_broker()
     reset(url)

@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis.chunking import split_passages  # noqa: E402
-from analysis.document import Page, normalize_text  # noqa: E402
-from analysis.pdftext import extract_pages, open_pdf  # noqa: E402
+from analysis.pipeline.chunking import split_passages  # noqa: E402
+from analysis.pipeline.document import Page, normalize_text  # noqa: E402
+from analysis.pipeline.pdftext import extract_pages, open_pdf  # noqa: E402
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ else the embedded one), with texts of thesis-like length: a claim of about 200 c
 an evidence passage of about 800, a rationale of about 200, every fifth citation
 unresolved. Then, per round, on the server side of the web process:
 
-* build: the two named queries of ``analysis.report.build`` and the pydantic model;
+* build: the two named queries of ``analysis.surface.report.build`` and the pydantic model;
 * html / csv / json: rendering that model;
 * route html / csv / json: the whole HTTP route in process (Starlette's TestClient: token
   check, build, render, response), which is what a request costs the web process.
@@ -98,7 +98,7 @@ def main() -> None:
     from fastapi.testclient import TestClient
 
     import actors
-    from analysis import accounts, report
+    from analysis.surface import accounts, report
     from web.app import create_app
 
     broker = actors.broker

@@ -60,7 +60,7 @@ def start_web(url: str, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
 def token_for(url: str, name: str) -> str:
     import actors  # noqa: F401 - the broker on DATABASE_URL
 
-    from analysis import accounts
+    from analysis.surface import accounts
 
     broker = actors.broker
     return accounts.mint_token(broker, accounts.create(broker, name, credits=10))

@@ -15,6 +15,8 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.responses import FileResponse, HTMLResponse
 
+from .deps import ApiError
+
 HERE = Path(__file__).with_name("static") / "apidocs"
 #: Files under /docs/assets/, each from the vendor package or from here, with its type.
 _ASSETS = {
@@ -40,8 +42,6 @@ def install(app: FastAPI) -> None:
     def asset(name: str):
         found = _ASSETS.get(name)
         if found is None:
-            from web.app import ApiError
-
             raise ApiError(404, "not_found", f"no docs asset {name}")
         where, media = found
         return FileResponse((_vendor() if where == "vendor" else HERE) / name, media_type=media,

@@ -10,7 +10,7 @@
   ``max_header_bytes`` its ``h11_max_incomplete_event_size``, ``keepalive_timeout`` its
   ``timeout_keep_alive``.
 
-Request limits (``analysis.ratelimits``) count a request when it starts, before its body
+Request limits (``analysis.surface.ratelimits``) count a request when it starts, before its body
 is read (see web/app.py), so a slow body cannot outrun them either.
 """
 

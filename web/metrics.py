@@ -3,16 +3,18 @@
 Every number comes from the database, never from process memory, so any web process
 answers the same and a redeploy resets nothing: queue figures are counts of live rows,
 counters and histograms are totals folded from the job-event audit
-(:mod:`analysis.metrics`), so a scrape costs the same however long the history.
+(:mod:`analysis.surface.metrics`), so a scrape costs the same however long the history.
 """
 
 from __future__ import annotations
 
 from broker import admin
 
-from analysis import db, metrics
+from analysis import db
+from analysis.queue.jobs import JobStatus
+from analysis.surface import metrics
 
-STATUSES = ["queued", "pending", "running", "succeeded", "failed", "canceled"]
+STATUSES = [status.value for status in JobStatus]
 #: Counters taken from the job event audit: (metric, event, help).
 EVENT_COUNTERS = [
     ("citeq_job_promotions_total", "promoted", "Queued jobs promoted to pending."),

@@ -14,9 +14,9 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from analysis import report as reports
+from analysis.surface import report as reports
 
-from .app import ApiError, user
+from .deps import ApiError, user
 
 #: The HTML report is a document of its own: its inline style and nothing else may load.
 #: (The global security-headers middleware keeps a CSP a route set.)

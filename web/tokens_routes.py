@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from fastapi import Depends, FastAPI, Request
 
-from analysis import accounts
+from analysis.surface import accounts
 
-from .app import PathId, operator, user
+from .deps import PathId, operator, user
 
 
 def install(app: FastAPI) -> None:

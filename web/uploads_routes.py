@@ -8,7 +8,7 @@ reserved for this upload until it is staged or fails (``uploads.reserve``), so c
 uploads of one user are refused before their bodies too. While the body streams in, each file part
 goes to a temporary file and is refused the moment it passes the per-file cap or the
 upload passes the staged-bytes room (web/multipart.py); then the files are streamed to
-PostgreSQL a chunk at a time (analysis/uploads.py). The process never holds a whole file.
+PostgreSQL a chunk at a time (analysis/pipeline/uploads.py). The process never holds a whole file.
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from analysis import inputs, uploads
-from analysis.citations import is_valid_doi
+from analysis import inputs
+from analysis.pipeline import uploads
+from analysis.pipeline.citations import is_valid_doi
 from analysis.settings import PipelineSettings
 
 from . import multipart
-from .app import ApiError, PathId, limit, user
+from .deps import ApiError, PathId, limit, user
 
 _UPLOAD_SCHEMA = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["files"],

@@ -21,7 +21,7 @@ import time
 import psycopg2
 
 from analysis.errors import TransientReleaseError
-from analysis.judges import OfflineJudge
+from analysis.pipeline.judges import OfflineJudge
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS test_flags (name text PRIMARY KEY);

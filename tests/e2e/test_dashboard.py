@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from analysis import accounts, userqueue
+from analysis.queue import userqueue
+from analysis.surface import accounts
 from tests.conftest import query
 from tests.e2e import hooks
 from tests.integration.conftest import add_documents, queue_broker, running_worker, wait_for  # noqa: F401

@@ -9,7 +9,8 @@ import signal
 
 import pytest
 
-from analysis import sources, uploads, userqueue
+from analysis.pipeline import sources, uploads
+from analysis.queue import userqueue
 from tests.conftest import query
 from tests.e2e import hooks
 from tests.integration.conftest import (

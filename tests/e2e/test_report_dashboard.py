@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import accounts, pipeline, userqueue
+from analysis.pipeline import analyze as pipeline
+from analysis.queue import userqueue
+from analysis.surface import accounts
 from tests.conftest import query, wait_for
 from tests.e2e.test_dashboard import browser, server  # noqa: F401 - fixtures (skips without Chromium)
 from tests.integration.conftest import queue_broker  # noqa: F401 - fixture

@@ -11,7 +11,7 @@ import httpx
 import psutil
 import pytest
 
-from analysis import accounts
+from analysis.surface import accounts
 from tests.conftest import query
 from tests.e2e.test_web_limits import citeq_web, connect, response_of
 from tests.integration.conftest import queue_broker, wait_for  # noqa: F401

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from analysis import userqueue
+from analysis.queue import userqueue
 from tests.conftest import query
 from tests.e2e import hooks
 from tests.integration.conftest import assert_no_overlap, balance, given_user, wait_for

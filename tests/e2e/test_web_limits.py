@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from analysis import accounts
+from analysis.surface import accounts
 from tests.conftest import ROOT, query
 from tests.integration.conftest import add_documents, queue_broker, wait_for  # noqa: F401
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 import psycopg2.extensions
 
-from analysis import uploads, userqueue
+from analysis.pipeline import uploads
+from analysis.queue import userqueue
 from tests.conftest import query, wait_for
 from tests.fakes.openai_server import FakeChatServer, default_rule
 from tests.integration.conftest import documents_by_name, open_account, parse_done, sample_files

@@ -107,7 +107,7 @@ THESES = ("thesis_retrieval_practice.pdf", "thesis_urban_heat.pdf")
 
 def sample_files(*names: str, kind: str = "source") -> list:
     """Sample files as uploads."""
-    from analysis.uploads import UploadFile
+    from analysis.pipeline.uploads import UploadFile
 
     return [UploadFile(filename=n, data=(SAMPLES / n).read_bytes(), kind=kind) for n in names]
 

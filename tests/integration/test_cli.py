@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from analysis import accounts
+from analysis.surface import accounts
 from citeq import cli
 from tests.conftest import ROOT, query
 from tests.integration.conftest import add_documents

@@ -11,7 +11,9 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from analysis import accounts, inputs, userqueue
+from analysis import inputs
+from analysis.queue import userqueue
+from analysis.surface import accounts
 from analysis.errors import AdmissionError, InvalidInput
 from citeq import cli
 from tests.conftest import query
@@ -174,7 +176,7 @@ def test_admit_refuses_a_user_id_beyond_bigint(queue_broker, alice):
 
 
 def test_stage_upload_refuses_bad_names_with_a_typed_error(queue_broker, alice, conn):
-    from analysis import uploads
+    from analysis.pipeline import uploads
 
     for name in ["a\x00.txt", "\udcff.txt", "x" * 300]:
         with pytest.raises(InvalidInput):

@@ -25,7 +25,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 
-from analysis import accounts
+from analysis.surface import accounts
 from web.app import create_app
 from web.settings import WebSettings
 

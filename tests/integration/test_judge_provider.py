@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from analysis import pipeline
+from analysis.pipeline import analyze as pipeline
 from tests.conftest import query
 from tests.fakes.openai_server import FakeChatServer
 from tests.integration.conftest import job_status, running_worker, sample_files, wait_for

@@ -7,8 +7,9 @@ import threading
 
 import psycopg2
 
-from analysis import metrics, userqueue
-from analysis.jobs import JobStatus
+from analysis.queue import userqueue
+from analysis.surface import metrics
+from analysis.queue.jobs import JobStatus
 from tests.integration.conftest import given_user, query, wait_for
 
 

@@ -53,7 +53,7 @@ def test_a_badly_named_migration_is_refused(tmp_path):
 
 
 def test_every_named_query_is_unique_and_parameterised_by_name():
-    for path in [ROOT / "broker" / "queries.sql", *ROOT.glob("analysis/*.sql")]:
+    for path in [ROOT / "broker" / "queries.sql", *ROOT.glob("analysis/*/*.sql")]:
         queries = parse_queries(path.read_text())
         for name, text in queries.items():
             assert not re.search(r"(?<!%)%s", text), f"{path.name}:{name} uses a positional parameter"

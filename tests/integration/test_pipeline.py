@@ -9,11 +9,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from analysis import parsing, pipeline, sweepers, uploads, userqueue
-from analysis.judges import Verdict
+from analysis.pipeline import parsing, analyze as pipeline, uploads
+from analysis.queue import sweepers, userqueue
+from analysis.pipeline.judges import Verdict
 from analysis.settings import PipelineSettings
-from analysis.sources import SourceStore
-from analysis.uploads import UploadFile
+from analysis.pipeline.sources import SourceStore
+from analysis.pipeline.uploads import UploadFile
 from tests.conftest import query
 from tests.integration.conftest import (
     BAD_PDFS, SAMPLES, THESES, corpus_upload, documents_by_name, job_status, open_account, parse_done,
@@ -200,7 +201,7 @@ def test_stall_sweeper_resends_a_parse_job_whose_message_was_lost(queue_broker, 
     staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"))
     query(conn, "DELETE FROM citeq_messages")
 
-    result = sweepers.stall(now=datetime.now(timezone.utc) + timedelta(minutes=5))
+    result = sweepers.recover_lost_work(now=datetime.now(timezone.utc) + timedelta(minutes=5))
 
     assert result["parse_resent"] == 1
     with running_worker(queue_broker, threads=2):
@@ -284,7 +285,7 @@ def test_duplicate_deliveries_judge_once_and_complete_the_job_exactly_once(queue
 
 
 def test_delta_recheck_judges_only_changed_claims_and_sources(queue_broker, conn):
-    from analysis.pdftext import extract_pages
+    from analysis.pipeline.pdftext import extract_pages
 
     pages = extract_pages((SAMPLES / "thesis_retrieval_practice.pdf").read_bytes(), "t.pdf")
     revised = "\f".join(p.text for p in pages).replace("14 percentage points", "15 percentage points")
@@ -331,10 +332,10 @@ def test_stall_sweeper_resends_a_lost_judge_message_then_fails_the_job_after_max
     later = datetime.now(timezone.utc) + timedelta(minutes=5)
     settings = PipelineSettings(judge_max_dispatches=2)
 
-    assert sweepers.stall(now=later, pipeline_settings=settings)["citations_resent"] == unjudged
-    assert sweepers.stall(now=later, pipeline_settings=settings)["citations_resent"] == 0  # messages are queued
+    assert sweepers.recover_lost_work(now=later, pipeline_settings=settings)["citations_resent"] == unjudged
+    assert sweepers.recover_lost_work(now=later, pipeline_settings=settings)["citations_resent"] == 0  # messages are queued
     query(conn, "DELETE FROM citeq_messages WHERE actor_name = 'judge_citation'")
-    assert sweepers.stall(now=later, pipeline_settings=settings)["failed"] == 1
+    assert sweepers.recover_lost_work(now=later, pipeline_settings=settings)["failed"] == 1
 
     assert query(conn, "SELECT status::text, failure_reason LIKE 'judge_failed%%' FROM analysis_jobs WHERE id = %s",
                  job_id) == [("failed", True)]

@@ -4,8 +4,8 @@ slot taken hands its citation to a later message without burning a retry."""
 
 from __future__ import annotations
 
-from analysis import budget, pipeline
-from analysis.judges import OpenAIJudge
+from analysis.pipeline import budget, analyze as pipeline
+from analysis.pipeline.judges import OpenAIJudge
 from analysis.settings import PipelineSettings
 from tests.conftest import query
 from tests.fakes.openai_server import FakeChatServer

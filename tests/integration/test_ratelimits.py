@@ -7,10 +7,10 @@ import threading
 import pytest
 from dramatiq.rate_limits import ConcurrentRateLimiter, WindowRateLimiter
 
-from analysis import budget, pipeline
-from analysis.judges import OpenAIJudge, Verdict
-from analysis.ratelimits import PostgresRateLimiterBackend
-from analysis.retrieval import Hit
+from analysis.pipeline import budget, analyze as pipeline
+from analysis.pipeline.judges import OpenAIJudge, Verdict
+from analysis.surface.ratelimits import PostgresRateLimiterBackend
+from analysis.pipeline.retrieval import Hit
 from analysis.settings import PipelineSettings
 from tests.conftest import query
 from tests.fakes.openai_server import FakeChatServer

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 from fastapi.testclient import TestClient
 
-from analysis import accounts, report
+from analysis.surface import accounts, report
 from citeq import cli
 from tests.conftest import query
 from tests.integration.conftest import add_documents
@@ -161,7 +161,7 @@ def test_json_report_is_in_the_openapi_document_and_matches_the_database(sample_
 
 
 def test_another_users_job_answers_404_exactly_like_an_unknown_one(queue_broker, conn, client):
-    from analysis import userqueue
+    from analysis.queue import userqueue
 
     alice = accounts.create(queue_broker, "alice", credits=3)
     bob = accounts.create(queue_broker, "bob", credits=3)

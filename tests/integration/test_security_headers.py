@@ -8,7 +8,7 @@ import pytest
 from fastapi.responses import HTMLResponse
 from fastapi.testclient import TestClient
 
-from analysis import accounts
+from analysis.surface import accounts
 from web.app import create_app
 from web.security import HEADERS
 

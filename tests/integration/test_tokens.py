@@ -7,7 +7,7 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from analysis import accounts
+from analysis.surface import accounts
 from analysis.errors import InvalidInput
 from citeq import cli
 from tests.conftest import query

@@ -9,8 +9,11 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from analysis import budget, errors, userqueue
-from analysis.jobs import JobStatus
+from analysis import errors
+from analysis.pipeline import budget
+from analysis.pipeline.uploads import ParseItemStatus, ParseJobStatus
+from analysis.queue import userqueue
+from analysis.queue.jobs import HeldRunStatus, JobStatus
 from analysis.settings import QueueSettings
 from tests.conftest import query
 from tests.integration.conftest import add_documents, balance, given_user, open_account, statuses
@@ -214,7 +217,7 @@ def test_refund_happens_once(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
     job = userqueue.admit(1, thesis, sources)
     with conn.cursor() as cur:
-        from analysis import credits
+        from analysis.queue import credits
 
         assert credits.refund(cur, job.job_id) == 1
         assert credits.refund(cur, job.job_id) == 0
@@ -237,9 +240,22 @@ def test_the_user_lock_key_is_spelled_in_one_place():
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             if pattern.search(line):
                 hits.append(f"{rel}:{number}")
-    assert hits == ["analysis/userqueue.py:" + str(_lock_scope_line())], hits
+    assert hits == ["analysis/queue/userqueue.py:" + str(_lock_scope_line())], hits
 
 
 def _lock_scope_line() -> int:
-    source = (ROOT / "analysis" / "userqueue.py").read_text().splitlines()
+    source = (ROOT / "analysis" / "queue" / "userqueue.py").read_text().splitlines()
     return next(i for i, line in enumerate(source, 1) if line.startswith("LOCK_SCOPE = "))
+
+
+@pytest.mark.parametrize("enum_type, members", [
+    ("analysis_job_status", JobStatus),
+    ("held_run_status", HeldRunStatus),
+    ("parse_job_status", ParseJobStatus),
+    ("parse_item_status", ParseItemStatus),
+])
+def test_each_state_enum_in_python_is_the_one_in_sql(conn, enum_type, members):
+    """The Python enums mirror the SQL enums, member for member and in the same order."""
+    (labels,), = query(conn, "SELECT array_agg(enumlabel::text ORDER BY enumsortorder) FROM pg_enum "
+                             "WHERE enumtypid = %s::regtype", enum_type)
+    assert [m.value for m in members] == labels

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from analysis import sweepers, userqueue
-from analysis.jobs import JobStatus
+from analysis.queue import sweepers, userqueue
+from analysis.queue.jobs import JobStatus
 
 from tests.conftest import query
 from tests.e2e import hooks
@@ -156,7 +156,7 @@ def test_stall_sweeper_fails_a_job_whose_message_died_and_refunds_once(queue_bro
     query(hooked, "UPDATE citeq_messages SET state = 'dead', dead_reason = 'lease expired', finished_at = now() "
                   "WHERE message_id = %s", message_id)
 
-    first, second = sweepers.stall(), sweepers.stall()
+    first, second = sweepers.recover_lost_work(), sweepers.recover_lost_work()
 
     assert first["failed"] == 1 and second["failed"] == 0
     assert status(hooked, job.job_id) == "failed" and status(hooked, nxt.job_id) == "pending"

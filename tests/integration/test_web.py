@@ -7,13 +7,13 @@ import importlib.util
 import pytest
 from fastapi.testclient import TestClient
 
-from analysis import accounts
+from analysis.surface import accounts
 from tests.conftest import ROOT, query
 from tests.integration.conftest import add_documents
 from web.app import create_app
 from web.settings import WebSettings
 
-HAS_UPLOADS = importlib.util.find_spec("analysis.uploads") is not None
+HAS_UPLOADS = importlib.util.find_spec("analysis.pipeline.uploads") is not None
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_a_foreign_token_gets_404_and_no_data_on_every_route_with_an_id(client, 
     assert query(conn, "SELECT status::text FROM analysis_jobs WHERE id = %s", queued["id"])[0][0] == "queued"
 
 
-@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.uploads) is not installed")
+@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.pipeline.uploads) is not installed")
 def test_a_foreign_token_gets_404_for_an_upload(client, alice, bob):
     r = client.post("/api/uploads", files=[("files", ("thesis_a.pdf", b"%PDF-1.4 x", "application/pdf"))],
                     headers=alice.auth)
@@ -240,7 +240,7 @@ def test_five_back_to_back_admits_queue_and_the_window_then_answers_429(client, 
 def test_the_window_slides(queue_broker, alice):
     from datetime import datetime, timedelta, timezone
 
-    from analysis import ratelimits
+    from analysis.surface import ratelimits
 
     t0 = datetime(2030, 1, 1, tzinfo=timezone.utc)
     hit = lambda s: ratelimits.hit(queue_broker, alice.id, "admit", limit=2, window_seconds=10,  # noqa: E731
@@ -280,7 +280,7 @@ def test_operator_routes_queues_workers_dead_letters(client, ops, alice, conn):
 # -- uploads -------------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.uploads) is not installed")
+@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.pipeline.uploads) is not installed")
 def test_upload_answers_202_with_the_job_to_poll(client, alice):
     thesis = (ROOT / "sample_data" / "thesis_urban_heat.pdf").read_bytes()
     r = client.post("/api/uploads", files=[("files", ("thesis_urban_heat.pdf", thesis, "application/pdf")),
@@ -294,7 +294,7 @@ def test_upload_answers_202_with_the_job_to_poll(client, alice):
     assert client.get("/api/uploads/999999", headers=alice.auth).status_code == 404
 
 
-@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.uploads) is not installed")
+@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.pipeline.uploads) is not installed")
 def test_upload_refusals(client, alice, conn):
     r = client.post("/api/uploads", json={"files": []}, headers=alice.auth)
     assert (r.status_code, r.json()["error"]["code"]) == (415, "unsupported_media_type")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.chunking import sentence_spans, split_passages, split_sentences
-from analysis.pdftext import Page, extract_pages
+from analysis.pipeline.chunking import sentence_spans, split_passages, split_sentences
+from analysis.pipeline.pdftext import Page, extract_pages
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 

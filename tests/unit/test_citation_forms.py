@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.citations import (SourceInfo, extract_citations, is_reference_heading, normalize_doi,
+from analysis.pipeline.citations import (SourceInfo, extract_citations, is_reference_heading, normalize_doi,
                                 resolve_sources)
-from analysis.readers import extract_document
+from analysis.pipeline.readers import extract_document
 
 REFERENCES = """
 References

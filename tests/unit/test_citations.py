@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.citations import (
+from analysis.pipeline.citations import (
     SourceInfo,
     extract_citations,
     find_reference_section,
@@ -14,7 +14,7 @@ from analysis.citations import (
     match_sources,
     parse_references,
 )
-from analysis.pdftext import extract_pages
+from analysis.pipeline.pdftext import extract_pages
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis.chunking import split_passages
-from analysis.citations import Citation, SourceInfo, extract_citations, match_sources
-from analysis.judges import OfflineJudge, Verdict, source_missing_judgement
-from analysis.pdftext import extract_pages
-from analysis.retrieval import PassageIndex
+from analysis.pipeline.chunking import split_passages
+from analysis.pipeline.citations import Citation, SourceInfo, extract_citations, match_sources
+from analysis.pipeline.judges import OfflineJudge, Verdict, source_missing_judgement
+from analysis.pipeline.pdftext import extract_pages
+from analysis.pipeline.retrieval import PassageIndex
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 MIN_AGREEMENT = 0.75

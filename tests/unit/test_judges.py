@@ -11,7 +11,7 @@ import pytest
 
 import httpx
 
-from analysis.judges import (
+from analysis.pipeline.judges import (
     Judgement,
     OfflineJudge,
     OpenAIJudge,
@@ -27,7 +27,7 @@ from analysis.judges import (
     redact,
     source_missing_judgement,
 )
-from analysis.retrieval import Hit
+from analysis.pipeline.retrieval import Hit
 
 
 def _hits(*texts: str) -> list[Hit]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import lexical
-from analysis.judges import CONFIDENCE_BANDS, OfflineJudge, Verdict, confidence_band
-from analysis.retrieval import Hit
+from analysis.pipeline import lexical
+from analysis.pipeline.judges import CONFIDENCE_BANDS, OfflineJudge, Verdict, confidence_band
+from analysis.pipeline.retrieval import Hit
 
 S, P, N, U = Verdict.supported, Verdict.partially_supported, Verdict.not_supported, Verdict.uncertain
 
@@ -398,7 +398,7 @@ def test_judging_from_many_threads_at_once_gives_the_same_verdicts():
     # Worker threads share the process: stemming and the caches must not mix their words.
     import threading
 
-    from analysis import judges
+    from analysis.pipeline import judges
 
     judges._stems.cache_clear()
     lexical.stem.cache_clear()

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import lexical
-from analysis.judges import OfflineJudge, Verdict, confidence_band
-from analysis.retrieval import Hit
+from analysis.pipeline import lexical
+from analysis.pipeline.judges import OfflineJudge, Verdict, confidence_band
+from analysis.pipeline.retrieval import Hit
 
 S, P, N, U = Verdict.supported, Verdict.partially_supported, Verdict.not_supported, Verdict.uncertain
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import lexical
-from analysis.judges import OfflineJudge, Verdict
-from analysis.retrieval import Hit
+from analysis.pipeline import lexical
+from analysis.pipeline.judges import OfflineJudge, Verdict
+from analysis.pipeline.retrieval import Hit
 
 S, P, N, U = Verdict.supported, Verdict.partially_supported, Verdict.not_supported, Verdict.uncertain
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader, PdfWriter
 
-from analysis.pdftext import (
+from analysis.pipeline.pdftext import (
     EmptyDocument,
     EncryptedDocument,
     MalformedDocument,

@@ -7,9 +7,9 @@ import io
 
 import pytest
 
-from analysis.document import Document, normalize_text
-from analysis.pdftext import MalformedDocument, UnsupportedFileType
-from analysis.readers import extract_document
+from analysis.pipeline.document import Document, normalize_text
+from analysis.pipeline.pdftext import MalformedDocument, UnsupportedFileType
+from analysis.pipeline.readers import extract_document
 from tests import documents
 from tests.documents import PdfLine, make_pdf
 
@@ -140,7 +140,7 @@ def test_a_document_is_picklable_and_round_trips_through_its_stored_structure():
 
 
 def test_a_paragraph_running_over_a_page_break_knows_where_each_citation_is():
-    from analysis.citations import extract_citations
+    from analysis.pipeline.citations import extract_citations
 
     pages = [[PdfLine("Intro", size=14, bold=True), PdfLine("Roofs cool the top floor (Abel, 2020) and they", gap=3),
               PdfLine("save energy in summer, as the")],
@@ -153,7 +153,7 @@ def test_a_paragraph_running_over_a_page_break_knows_where_each_citation_is():
 
 
 def test_superscript_numbers_without_footnotes_are_numeric_citations_in_a_numbered_thesis():
-    from analysis.citations import extract_citations
+    from analysis.pipeline.citations import extract_citations
 
     page = [PdfLine("", marks=[("Green roofs cool the roof surface.", "1,3"), (" Streets stay warm.", "2")]),
             PdfLine("References", size=14, bold=True, gap=6),
@@ -170,7 +170,7 @@ def test_superscript_numbers_without_footnotes_are_numeric_citations_in_a_number
 def test_unicode_superscript_marks_and_footnote_labels_in_a_pdf():
     from fpdf import FPDF
 
-    from analysis.citations import extract_citations
+    from analysis.pipeline.citations import extract_citations
 
     pdf = FPDF(format="A4")
     pdf.add_page()
@@ -195,7 +195,7 @@ def test_unicode_superscript_marks_and_footnote_labels_in_a_pdf():
 def test_docx_superscript_numbers_cite_a_numbered_list():
     import docx
 
-    from analysis.citations import extract_citations
+    from analysis.pipeline.citations import extract_citations
 
     document = docx.Document()
     paragraph = document.add_paragraph("Green roofs cool the roof surface.")

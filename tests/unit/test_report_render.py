@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from analysis import report
+from analysis.surface import report
 
 
 def test_csv_escapes_quotes_newlines_and_formulas_and_parses_back():

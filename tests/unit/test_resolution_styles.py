@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.citations import SourceInfo, extract_citations, parse_references, resolve_sources
-from analysis.readers import extract_document
+from analysis.pipeline.citations import SourceInfo, extract_citations, parse_references, resolve_sources
+from analysis.pipeline.readers import extract_document
 
 
 def _one(entry: str):

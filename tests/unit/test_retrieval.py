@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.chunking import split_passages
-from analysis.pdftext import extract_pages
-from analysis.retrieval import DEFAULT_K, Hit, PassageIndex, PassageRecord, fuse_ranks, tokenize
+from analysis.pipeline.chunking import split_passages
+from analysis.pipeline.pdftext import extract_pages
+from analysis.pipeline.retrieval import DEFAULT_K, Hit, PassageIndex, PassageRecord, fuse_ranks, tokenize
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 SOURCES = [

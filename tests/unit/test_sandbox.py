@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from analysis.cleantext import clean, clean_tree
-from analysis.pdftext import MalformedDocument, Page, extract_pages
-from analysis.sandbox import ResourceLimitExceeded, run_limited
+from analysis.pipeline.cleantext import clean, clean_tree
+from analysis.pipeline.pdftext import MalformedDocument, Page, extract_pages
+from analysis.pipeline.sandbox import ResourceLimitExceeded, run_limited
 from tests.hostile_pdfs import shared_stream_pdf, text_pdf
 
 BUDGET = {"cpu_seconds": 1, "memory_bytes": 512 << 20, "wall_seconds": 30}

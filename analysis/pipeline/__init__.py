@@ -1,0 +1,1 @@
+"""The pipeline: uploads, readers and parsing, citations, retrieval, judges, the analysis."""

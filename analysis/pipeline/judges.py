@@ -1,0 +1,1166 @@
+"""Judges: decide whether retrieved passages support a claim.
+
+Two implementations of the `Judge` protocol:
+
+- `OfflineJudge`, the default: deterministic, no network. It decides only what
+  lexical evidence decides (figures and units, direction, negation, absolute words
+  against hedges; cues in analysis/pipeline/lexical.py) and says `uncertain` otherwise, with
+  the best sentence as evidence. It is a smoke detector, not a reader.
+- `OpenAIJudge`: any server speaking OpenAI's chat-completions wire format
+  (OpenAI, vLLM, Ollama, LiteLLM, ...), called with `httpx`, with a strict JSON
+  schema; its quotes are checked against the passages.
+
+Provider errors are typed (`ProviderError` and subclasses); their text is clipped and
+redacted (`redact`) where it is raised, so no log line, failure reason or dead letter
+shows a key. Confidence bands (`CONFIDENCE_BANDS`) are shared by both judges.
+
+"Source missing" is decided before judging (no uploaded source matches the
+citation); `source_missing_judgement` builds that answer so every verdict has
+one shape. Settings come from the environment only in `judge_from_env`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import math
+import re
+import time
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from functools import lru_cache
+from typing import Literal, Protocol
+
+import httpx
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from analysis.pipeline import lexical
+from analysis.pipeline.chunking import sentence_spans
+from analysis.pipeline.retrieval import Hit
+
+logger = logging.getLogger(__name__)
+
+
+class Verdict(str, Enum):
+    """How well the cited source backs the claim."""
+
+    #: the source states the claim
+    supported = "supported"
+    #: the source states part of the claim, or states it with less certainty
+    partially_supported = "partially_supported"
+    #: the source does not state the claim, or contradicts it
+    not_supported = "not_supported"
+    #: the evidence does not decide it: a reader should look at the best passage
+    uncertain = "uncertain"
+    #: no uploaded source matches the citation
+    source_missing = "source_missing"
+
+
+class Judgement(BaseModel):
+    """A verdict with its evidence: the passage (and page) it rests on."""
+
+    verdict: Verdict
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: str | None = None
+    evidence_page: int | None = None
+    rationale: str
+    #: provider tokens this judgement cost (usage.total_tokens over its attempts); 0 offline
+    tokens: int = Field(default=0, ge=0)
+
+
+class Judge(Protocol):
+    """Anything that turns a claim and its candidate passages into a judgement."""
+
+    def judge(self, claim: str, passages: list[Hit]) -> Judgement:
+        """Judge `claim` against `passages` (best first)."""
+        ...
+
+
+def source_missing_judgement(marker: str) -> Judgement:
+    """The judgement for a citation whose source was not uploaded."""
+    return Judgement(
+        verdict=Verdict.source_missing,
+        confidence=1.0,
+        rationale=f"No uploaded source matches the citation {marker}.",
+    )
+
+
+def _no_passages() -> Judgement:
+    return Judgement(
+        verdict=Verdict.uncertain,
+        confidence=0.1,
+        rationale="The cited source has no passage to compare the claim with.",
+    )
+
+
+#: Confidence bands, (name, lower bound inclusive, upper bound exclusive; the last includes 1).
+#: Offline verdicts are calibrated to them: `uncertain` is always "low"; a verdict resting on
+#: a figure, or a matching direction, is "high"; an opposite direction, a negation, an
+#: overstatement or a clear word overlap "medium"; a weak overlap, a claim the source does not
+#: state, or clauses judged apart "low". The evaluation reports accuracy per band.
+CONFIDENCE_BANDS: tuple[tuple[str, float, float], ...] = (("low", 0.0, 0.5), ("medium", 0.5, 0.75),
+                                                          ("high", 0.75, 1.0))
+
+
+def confidence_band(confidence: float) -> str:
+    """The name of the band a confidence falls in (see `CONFIDENCE_BANDS`)."""
+    for name, low, high in CONFIDENCE_BANDS:
+        if low <= confidence < high:
+            return name
+    return CONFIDENCE_BANDS[-1][0]
+
+
+# --- offline judge ---------------------------------------------------------
+
+
+class _Sentence(BaseModel):
+    """A verbatim sentence of a retrieved passage, with its neighbours' text for context."""
+
+    text: str
+    window: str
+    hit: Hit
+    rank: int
+    lang: str
+    #: the sentence with the one before it, and with the one after it, verbatim (None at an edge)
+    pairs: tuple[str | None, str | None] = (None, None)
+
+
+class _Assessment(BaseModel):
+    verdict: Verdict
+    confidence: float
+    reason: str
+    #: how decisive the cue was: "figure", "direction", "negation", "absolute", "overlap", "weak"
+    cue: str
+    coverage: float
+    sentence: _Sentence | None
+    #: the evidence when it is more than the sentence (two adjacent sentences), verbatim
+    evidence: str | None = None
+
+
+# "however", "jedoch", "doch" mostly sit inside a clause ("was, however, unchanged"; "war jedoch
+# unverändert"): no break there.
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s+|,?\s+(?=(?:but|whereas|while|although|though|yet|aber|sondern|"
+    r"während|wohingegen|obwohl|wobei)\b)|,?\s+(?=(?:and|und)\s)",
+    re.I,
+)
+
+
+#: A sentence that contrasts two things ("X lost it, while Y kept it"): overlap with it alone
+#: cannot tell which side a claim took.
+_CONTRAST = re.compile(r"\b(?:while|whereas|but|unlike|in\s+contrast|however|aber|während|wohingegen|jedoch|"
+                       r"im\s+gegensatz|anders\s+als|sondern)\b", re.I)
+
+
+#: A comparison or a bound in words ("lasted more than a year"): a cue overlap cannot check.
+_COMPARISON = re.compile(r"\b(?:more|less|fewer|longer|shorter|mehr|weniger|länger|kürzer)\s+(?:than|als)\b"
+                         r"|\b(?:equally|as\s+\w+\s+as|ebenso|genauso|gleich\s+\w+\s+wie)\b", re.I)
+
+
+#: Any figure or count, in digits or words ("two groups", "a third", "die Hälfte"): a claim with
+#: one gets no weak (low-band) support from word overlap.
+_NUMERAL = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+    r"half|halves|halved|third|thirds|quarter|quarters|fifth|fifths|tenth|dozen|hundred|hundreds|thousand|"
+    r"thousands|million|millions|billion|twice|double|doubled|triple|tripled|"
+    r"eins|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf|zwanzig|dreißig|vierzig|fünfzig|"
+    r"hälfte|halb|halbiert|drittel|viertel|fünftel|zehntel|dutzend|hundert|tausend|million\w*|milliard\w*|"
+    r"doppelt|verdoppelt|dreifach|jede[rs]?\s+(?:zweite|dritte|vierte|fünfte))\b",
+    re.I,
+)
+
+
+#: A share in words ("a third", "one in five", "die Hälfte", "jeder vierte"), which
+#: `lexical.quantities` does not read: no word overlap supports it.
+_FRACTION = re.compile(
+    r"\b(?:half|halves|third|thirds|quarter|quarters|fifth|fifths|tenth|tenths|one\s+in\s+\w+|"
+    r"hälfte|drittel|viertel|fünftel|zehntel|jede[rs]?\s+(?:zweite|dritte|vierte|fünfte|zehnte)\w*)\b",
+    re.I,
+)
+
+
+class OfflineJudge:
+    """A deterministic judge that decides only what lexical evidence can decide.
+
+    The claim's content terms (Snowball stems in the claim's language, English or German,
+    without stop words or cue words; German compounds meet their parts) are looked up in
+    every sentence of the retrieved passages; a term not found earns part credit for a near
+    match (`lexical.similarity`: a near-synonym of a short bilingual list, character 3–5-gram
+    overlap, a German compound sharing a leading part). The sentence covering most of them is
+    the *focus*; its text is the evidence, verbatim, with its passage's page. Then, for the
+    focus (the clause of it closest to the claim, for direction and negation):
+
+    - coverage below `unrelated_at` in every sentence and window of a source of at least
+      `unrelated_sentences` sentences → `not_supported` (low: the source does not state it);
+    - coverage below `weakly_related_at`, even with the neighbouring sentences → `uncertain`,
+      unless claim and source deny the same thing (→ `supported`, medium);
+    - a figure of the claim that no passage states, while the focus states another figure
+      of the same unit (12 % for 21 %, 3.5 h for 35 h), or the same figure in another
+      unit → `not_supported` (high confidence);
+    - a direction opposite to the focus's on the same axis (increase/decrease,
+      improve/worsen; steigen/sinken …) → `not_supported` (medium);
+    - the claim asserts what the focus denies ("unchanged" included), or the reverse →
+      `not_supported` (medium); both deny it → `supported` (medium);
+    - an absolute claim ("all", "always", "eliminates", "vollständig") against hedged or
+      plain source language → `partially_supported` (overstated; medium);
+    - matching figures or a matching direction with coverage ≥ `related_at` →
+      `supported` (high); coverage ≥ `supported_at` in the focus or in it and an adjacent
+      sentence (the two quoted) without a cue → `supported` (medium); coverage ≥
+      `weakly_related_at` with no figure, numeral, direction, comparison or contrast →
+      `supported` (low);
+    - anything else (a figure found nowhere, a share in words, a comparison of what the
+      source contrasts, middling coverage) → `uncertain` (low).
+
+    A contradicted figure or direction is never `supported`: shares in words count as figures
+    (`lexical.shares`: "about half", "weniger als ein Fünftel", "the entire", "the rest", 48 %),
+    and every `supported`, whichever rule found it, passes one guard (`_guard_shares`) that the
+    evidence and its neighbouring sentences state no share of the claim's subject that
+    disagrees with the claim's. A claim of several clauses
+    ("…, whereas …", "; ", ", and …") is judged as a whole and clause by clause: a
+    contradiction in any clause decides; clauses supported and unfound make a partial (low).
+    Confidences fall in `CONFIDENCE_BANDS`.
+    """
+
+    name = "offline"
+
+    def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5, negation_related_at: float = 0.4,
+                 unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45) -> None:
+        self.supported_at = supported_at
+        self.related_at = related_at
+        #: coverage at which the cues are read at all, and most terms without a cue against them
+        #: are a weak support (near matches earn part credit, so a paraphrase covers less than a copy)
+        self.weakly_related_at = weakly_related_at
+        #: coverage at which a shared denial supports the claim
+        self.negation_related_at = negation_related_at
+        #: below this coverage in every sentence (and window) of at least `unrelated_sentences`
+        #: sentences read, the source does not state the claim: `not_supported`
+        self.unrelated_at = unrelated_at
+        self.unrelated_sentences = unrelated_sentences
+
+    def judge(self, claim: str, passages: list[Hit]) -> Judgement:
+        """Judge `claim` against `passages` (best first)."""
+        sentences = _sentences(passages)
+        if not sentences:
+            return _no_passages()
+        whole = self._assess(claim, sentences)
+        lang = lexical.language(claim)
+        clauses = [c for c in _CLAUSE_BREAK.split(claim) if c and len(set(lexical.content_terms(c, lang))) >= 3]
+        if len(clauses) < 2:
+            return self._judgement(whole)
+        return self._judgement(self._combine(whole, [self._assess(c, sentences) for c in clauses]))
+
+    # -- one claim (or clause) against the sentences --
+
+    def _assess(self, claim: str, sentences: list[_Sentence]) -> _Assessment:
+        claim_lang = lexical.language(claim)
+        scorer = _Scorer(claim, claim_lang, sentences)
+        scored = [(scorer.coverage(s.text, s.lang), scorer.coverage(s.window, s.lang), -s.rank, s)
+                  for s in sentences if scorer.terms(s.lang)]
+        if not scored:
+            return _Assessment(verdict=Verdict.uncertain, confidence=0.1, cue="weak", coverage=0.0, sentence=None,
+                               reason="the claim has no content words to look for")
+        cov, cov_window, _, focus = max(scored, key=lambda x: x[:3])
+        context = " ".join(s.text for s in sentences)
+        if max(cov, cov_window) < self.related_at:
+            figure = self._figure_elsewhere(claim, claim_lang, scored, context)
+            if figure is not None:
+                return figure
+        # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
+        ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
+                                                     reverse=True)]
+        return _guard_shares(claim, claim_lang,
+                             self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked))
+
+    def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
+        """When no sentence is clearly about the claim: a sentence that shares some of its terms
+        and states another figure of the unit the claim measures ("six weeks" for "12 weeks")
+        still contradicts it (medium confidence: the subject match is loose)."""
+        if not any(q.unit and not q.weak for q in lexical.quantities(claim, claim_lang)):
+            return None
+        for cov, cov_window, _, sentence in sorted(scored, key=lambda x: x[:3], reverse=True):
+            if max(cov, cov_window) < 0.25:
+                break
+            figures = _compare_figures(claim, claim_lang, sentence, context, units_only=True)
+            if figures.contradiction:
+                return _Assessment(verdict=Verdict.not_supported, confidence=0.62, cue="figure", coverage=cov,
+                                   sentence=sentence, reason=figures.contradiction)
+        return None
+
+    def _decide(self, claim: str, claim_lang: str, focus: _Sentence, scorer: _Scorer, cov: float,
+                cov_window: float, context: str, ranked: list[tuple[float, float, _Sentence]]) -> _Assessment:
+        def result(verdict: Verdict, confidence: float, cue: str, reason: str) -> _Assessment:
+            return _Assessment(verdict=verdict, confidence=round(confidence, 3), cue=cue, coverage=cov,
+                               sentence=focus, reason=reason)
+
+        related = max(cov, cov_window)
+        if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences:
+            return result(Verdict.not_supported, 0.35 + 0.14 * (self.unrelated_at - related) / self.unrelated_at,
+                          "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
+        if related < self.weakly_related_at:
+            agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
+            if agreed is not None:
+                return agreed
+            return result(Verdict.uncertain, 0.1 + 0.35 * related, "weak",
+                          "the retrieved passages share few of the claim's key terms")
+        strength = min(1.0, (related - self.related_at) / (1 - self.related_at))
+        figures = _compare_figures(claim, claim_lang, focus, context)
+        if figures.contradiction:
+            return result(Verdict.not_supported, 0.78 + 0.17 * strength, "figure", figures.contradiction)
+        if related >= self.related_at:
+            shares = _shares_contradicted(claim, claim_lang, focus.text, focus.window, focus.lang)
+            if shares is not None and not shares[1]:
+                return result(Verdict.not_supported, 0.7 + 0.1 * strength, "figure",
+                              f"the source states another share ({shares[0]})")
+        shares_agree = _shares_agree(claim, claim_lang, focus.text, focus.lang)
+        clause = scorer.closest_clause(focus)
+        clause_cov = max(cov, scorer.coverage(clause, focus.lang))
+        on_subject = clause_cov >= self.related_at
+        direction = _compare_directions(claim, clause) if on_subject else None
+        if direction == "agree" and lexical.negated(claim) != lexical.negated(clause):
+            direction = None  # "did not reduce" against "reduced": the negation below decides
+        if direction == "conflict":
+            return result(Verdict.not_supported, 0.68 + 0.06 * strength, "direction",
+                          "the source states the opposite direction")
+        claim_axes = set(lexical.directions(claim))
+        unconfirmed = bool(claim_axes) and direction is None
+        if unconfirmed and not claim_axes & set(lexical.directions(clause)):
+            # The focus states no direction the claim states: the next related sentence that does decides.
+            for other_cov, other_window, other in ranked:
+                if max(other_cov, other_window) < 0.4:
+                    break
+                other_clause = scorer.closest_clause(other)
+                if other is focus or other_cov < 0.2 or not claim_axes & set(lexical.directions(other_clause)):
+                    continue
+                found = _compare_directions(claim, other_clause)
+                if found == "agree" and lexical.negated(claim) != lexical.negated(other_clause):
+                    # "did not reduce" against "reduced": the same verb, the opposite statement
+                    return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
+                                       cue="negation", coverage=other_cov, sentence=other,
+                                       reason="a related sentence of the source denies the claim's direction")
+                if found == "conflict":
+                    return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
+                                       cue="direction", coverage=other_cov, sentence=other,
+                                       reason="a related sentence of the source states the opposite direction")
+                if found == "agree" and (max(other_cov, scorer.coverage(other_clause, other.lang)) >= 0.6
+                                         or (other_cov >= 0.3 and other_window >= 0.8)):
+                    return _Assessment(verdict=Verdict.supported, confidence=round(0.7 + 0.1 * strength, 3),
+                                       cue="direction", coverage=other_cov, sentence=other,
+                                       reason="the source states the claim's direction and key terms")
+                break
+        overstated = _overstatement(claim, focus.window)
+        if overstated and on_subject and lexical.negated_only_by_never(claim) and not lexical.negated(clause):
+            # "never" against "rarely": an overstatement, not a denial
+            return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
+                          f"the claim overstates the source ({overstated})")
+        if on_subject and lexical.negated(claim) != lexical.negated(clause):
+            which = "denies what the claim asserts" if lexical.negated(clause) else "asserts what the claim denies"
+            return result(Verdict.not_supported, 0.6 + 0.14 * strength, "negation", f"the source {which}")
+        if overstated and on_subject:
+            return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
+                          f"the claim overstates the source ({overstated})")
+        if not figures.unmatched and not overstated and direction is None and not unconfirmed:
+            agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
+            if agreed is not None:
+                return agreed
+        if figures.unmatched:
+            return result(Verdict.uncertain, 0.35, "weak",
+                          f"no passage states the claim's figure {figures.unmatched}; check the source")
+        if (figures.matched or shares_agree) and on_subject and related >= 0.6:
+            elsewhere = _figure_of_another_subject(claim, claim_lang, focus, scorer)
+            if elsewhere:
+                return result(Verdict.not_supported, 0.62, "figure", elsewhere)
+            if unconfirmed and direction is None:
+                return result(Verdict.supported, 0.7, "figure",
+                              "the source states the claim's figures and key terms (its direction in other words)")
+            return result(Verdict.supported, 0.78 + 0.17 * strength, "figure",
+                          "the source states the claim's figures and key terms")
+        if direction == "agree" and clause_cov >= 0.6:
+            return result(Verdict.supported, 0.75 + 0.15 * strength, "direction",
+                          "the source states the claim's direction and key terms")
+        if _COMPARISON.search(claim) and _CONTRAST.search(focus.text) and not _CONTRAST.search(claim):
+            # "X and Y equally" against "X kept it, whereas Y lost it": the words are the source's,
+            # the comparison is not.
+            return result(Verdict.uncertain, 0.4, "weak",
+                          "the claim compares what the source contrasts; check the source")
+        counted = bool(lexical.quantities(claim, claim_lang) or _NUMERAL.search(claim))  # counts, shares, years too
+        # A source sentence with figures the claim words differently ("most", "a small share"): a
+        # clear overlap may support it, a weak one may not.
+        quantified = any(not q.weak for q in lexical.quantities(focus.text, focus.lang))
+        if (_FRACTION.search(claim) and not figures.matched and not shares_agree
+                and max(cov, cov_window) >= self.supported_at):
+            return result(Verdict.uncertain, 0.4, "weak", "the source's sentence states the claim's key terms, "
+                          "but a figure in words cannot be checked against its figures; check the source")
+        if unconfirmed and direction is None and cov >= self.supported_at:
+            return result(Verdict.supported, 0.55, "overlap",
+                          "the source's sentence states the claim's key terms (its direction in other words)")
+        if cov >= self.supported_at:
+            return result(Verdict.supported, 0.55 + 0.19 * min(1.0, (cov - self.supported_at) / (1 - self.supported_at)),
+                          "overlap", "the source's sentence states the claim's key terms")
+        pair_cov, pair = max(((scorer.coverage(p, focus.lang), p) for p in focus.pairs if p), default=(0.0, None))
+        if (pair is not None and pair_cov >= self.supported_at and not _COMPARISON.search(claim)
+                and (figures.matched or not counted)):
+            # The claim draws on two adjacent sentences ("The trial enrolled … . Its members …").
+            return _Assessment(verdict=Verdict.supported, confidence=0.55, cue="overlap", coverage=cov,
+                               sentence=focus, evidence=pair,
+                               reason=f"two adjacent sentences of the source state the claim's key terms "
+                                      f"({pair_cov:.0%} together)")
+        if cov >= 0.6 and cov_window >= 0.9:
+            return result(Verdict.supported, 0.52, "overlap",
+                          "the source's sentence and its neighbours state the claim's key terms")
+        if (cov >= self.weakly_related_at and not claim_axes and not counted and not quantified
+                and not _COMPARISON.search(claim)
+                and not (_CONTRAST.search(focus.text) and not _CONTRAST.search(claim))):
+            # Most of the claim's terms in one sentence and nothing against it: a weak support.
+            weight = (cov - self.weakly_related_at) / (self.supported_at - self.weakly_related_at)
+            return result(Verdict.supported, 0.4 + 0.09 * weight,
+                          "overlap", "the source's sentence states most of the claim's key terms; no cue against it")
+        return result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
+                      "the source shares some of the claim's key terms, but no cue decides")
+
+    def _negations_agree(self, claim: str, focus: _Sentence, scorer: _Scorer, cov: float,
+                         cov_window: float) -> _Assessment | None:
+        """Supported when claim and source deny the same thing in other words ("had no influence
+        on" / "did not measurably affect"): a shared denial over most of the claim's terms is
+        an agreement cue a mere overlap is not. None when they do not both deny."""
+        clause = scorer.closest_clause(focus)
+        clause_cov = max(cov, scorer.coverage(clause, focus.lang))
+        if max(clause_cov, cov_window) < self.negation_related_at:
+            return None
+        if not (lexical.negated(claim) and lexical.negated(clause)) or lexical.negated_only_by_never(claim):
+            return None
+        if lexical.quantities(claim, lexical.language(claim)) or lexical.directions(claim):
+            return None  # a figure or a direction must be met by its own cue
+        return _Assessment(verdict=Verdict.supported, confidence=round(0.62 + 0.2 * clause_cov, 3), cue="negation",
+                           coverage=cov, sentence=focus,
+                           reason="the source denies what the claim denies, over most of its key terms")
+
+    def _combine(self, whole: _Assessment, parts: list[_Assessment]) -> _Assessment:
+        everyone = [whole, *parts]
+        decisive = [a for a in everyone if a.verdict is Verdict.not_supported and a.cue in ("figure", "direction")]
+        if decisive:
+            return max(decisive, key=lambda a: a.confidence)
+        verdicts = [a.verdict for a in parts]
+        reasons = "; ".join(f"clause {i}: {a.verdict.value}, {a.reason}" for i, a in enumerate(parts, 1))
+        supported = [a for a in parts if a.verdict is Verdict.supported]
+        if Verdict.not_supported in verdicts or Verdict.partially_supported in verdicts:
+            if supported or Verdict.partially_supported in verdicts:
+                lead = max(parts, key=lambda a: a.coverage)
+                return lead.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.45,
+                                               "reason": reasons, "cue": "clauses"})
+            return max(parts, key=lambda a: a.confidence).model_copy(update={"reason": reasons})
+        if whole.verdict is Verdict.supported or all(v is Verdict.supported for v in verdicts):
+            best = whole if whole.verdict is Verdict.supported else max(parts, key=lambda a: a.confidence)
+            return best
+        if supported:
+            return supported[0].model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.45,
+                                                   "reason": reasons, "cue": "clauses"})
+        return whole
+
+    def _judgement(self, a: _Assessment) -> Judgement:
+        return Judgement(
+            verdict=a.verdict,
+            confidence=a.confidence,
+            evidence=a.evidence or (a.sentence.text if a.sentence else None),
+            evidence_page=a.sentence.hit.page if a.sentence else None,
+            rationale=f"Offline (lexical): {a.reason}; key-term coverage {a.coverage:.0%} in the closest sentence.",
+        )
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _sentences(passages: Sequence[Hit]) -> list[_Sentence]:
+    """Every sentence of every passage, verbatim (offsets into the passage text)."""
+    out = []
+    for rank, hit in enumerate(passages):
+        lang = lexical.language(hit.text)
+        spans = sentence_spans(hit.text) or [(0, len(hit.text))]
+        texts = [hit.text[a:b].strip() for a, b in spans]
+        for i, text in enumerate(texts):
+            if not text:
+                continue
+            window = " ".join(texts[max(0, i - 1):i + 2])
+            before = hit.text[spans[i - 1][0]:spans[i][1]].strip() if i > 0 and texts[i - 1] else None
+            after = hit.text[spans[i][0]:spans[i + 1][1]].strip() if i + 1 < len(spans) and texts[i + 1] else None
+            out.append(_Sentence(text=text, window=window, hit=hit, rank=rank, lang=lang, pairs=(before, after)))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _stems(text: str, lang: str) -> frozenset[str]:
+    return frozenset(lexical.content_terms(text, lang))
+
+
+class _Scorer:
+    """Weighted coverage of a claim's content terms in a text. A term found in few of the
+    retrieved sentences weighs more than one found in most ("medication" against "pain"
+    when every sentence is about pain); a term found nowhere weighs as a rare one."""
+
+    def __init__(self, claim: str, claim_lang: str, sentences: list[_Sentence]) -> None:
+        self.claim, self.claim_lang, self.sentences = claim, claim_lang, sentences
+        self._by_lang: dict[str, tuple[list[str], list[float]]] = {}
+
+    def terms(self, lang: str) -> list[str]:
+        return self._weighted(lang)[0]
+
+    def _weighted(self, lang: str) -> tuple[list[str], list[float]]:
+        if lang not in self._by_lang:
+            terms = _unique(lexical.content_terms(lexical.claim_core(self.claim), lang, exclude=lexical.SHARE_WORDS))
+            stems = [_stems(s.text, s.lang) for s in self.sentences]
+            n = len(stems)
+            compounds = self._compounds(lang)
+            weights = []
+            for t in terms:
+                df = sum(lexical.term_match(t, found, compounds, lang) > 0 for found in stems)
+                weights.append(1.0 + math.log((n + 1) / (max(df, 1) + 1)))
+            self._by_lang[lang] = (terms, weights)
+        return self._by_lang[lang]
+
+    def _compounds(self, lang: str) -> bool:
+        return "de" in (lang, self.claim_lang)
+
+    def coverage(self, text: str, lang: str) -> float:
+        terms, weights = self._weighted(lang)
+        if not terms:
+            return 0.0
+        found = _stems(text, lang)
+        compounds = self._compounds(lang)
+        return sum(w * lexical.term_match(t, found, compounds, lang) for t, w in zip(terms, weights)) / sum(weights)
+
+    def closest_clause(self, sentence: _Sentence) -> str:
+        """The clause of the sentence closest to the claim (the whole sentence when one)."""
+        clauses = [c for c in _CLAUSE_BREAK.split(sentence.text) if c and c.strip()]
+        if len(clauses) < 2:
+            return sentence.text
+        return max(clauses, key=lambda c: self.coverage(c, sentence.lang))
+
+
+class _Figures(BaseModel):
+    contradiction: str | None = None
+    unmatched: str | None = None
+    matched: bool = False
+
+
+def _family(unit: str | None) -> str | None:
+    return "%" if unit in ("%", "pp") else unit
+
+
+def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str, *,
+                     units_only: bool = False) -> _Figures:
+    """The claim's figures against the passages: contradicted (another figure of the same unit
+    next to the claim's subject, or the same figure in another unit), unmatched, or matched."""
+    claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak and (q.unit or not units_only)]
+    if not claimed:
+        return _Figures()
+    stated = lexical.quantities(context, focus.lang)
+    nearby = [q for q in lexical.quantities(focus.window, focus.lang) if not q.weak]
+    unmatched = []
+    for q in claimed:
+        if any(lexical.same_value(q, s) and _units_agree(q, s) for s in stated) or _derived(q, nearby):
+            continue
+        same_unit = [s for s in nearby if _family(s.unit) == _family(q.unit)]
+        if same_unit:
+            return _Figures(contradiction=f"the claim says {q.text}, the source says "
+                                          f"{', '.join(dict.fromkeys(s.text for s in same_unit))}")
+        other_unit = [s for s in nearby if lexical.same_value(q, s) and s.unit and q.unit]
+        if other_unit:
+            return _Figures(contradiction=f"the claim says {q.text}, the source says {other_unit[0].text} "
+                                          "(another unit)")
+        unmatched.append(q.text)
+    return _Figures(unmatched=", ".join(unmatched) or None, matched=not unmatched)
+
+
+_FIGURE_SEGMENT = re.compile(
+    r",\s+|;\s*|\s+(?=(?:compared\s+(?:with|to)|versus|vs\.?|while|whereas|than|im\s+vergleich\s+zu|"
+    r"gegenüber|während|wohingegen|als)\b)",
+    re.I,
+)
+
+
+def _subjects_meet(a: frozenset[str], b: frozenset[str], lang: str) -> bool:
+    return any(x == y or lexical.synonymous(x, y, lang) for x in a for y in b)
+
+
+def _comparable(claimed: lexical.Share, stated: lexical.Share, lang: str, *, in_evidence: bool) -> bool:
+    """Whether a share of the source may quantify what a share of the claim quantifies: the same
+    kind, and the same subject ("half of the revenue" for "the entire revenue") where either is
+    an absolute word or the source's share stands in a neighbouring sentence; a remainder ("the
+    rest") meets any absolute claim near it."""
+    if claimed.kind != stated.kind:
+        return False
+    if claimed.form == "all":
+        if stated.form == "rest":
+            return True
+        return bool(claimed.subject) and _subjects_meet(claimed.subject, stated.subject, lang)
+    if stated.form == "rest":
+        return False
+    if stated.form == "all" or not in_evidence:
+        return _subjects_meet(claimed.subject, stated.subject, lang)
+    return not claimed.subject or not stated.subject or _subjects_meet(claimed.subject, stated.subject, lang)
+
+
+def _shares_contradicted(claim: str, claim_lang: str, evidence: str, window: str, lang: str) -> tuple[str, bool] | None:
+    """The claim's share (a figure in words, a percentage, an absolute word, a multiple) that
+    the evidence and its neighbouring sentences contradict: they state a share of its subject,
+    and none of theirs agrees with it ("about half" against "less than a fifth", "the entire
+    revenue" against "just under half … the rest"). Returns the reason and whether the gap is
+    only an overstatement ("all" against "nearly all"); None when nothing contradicts."""
+    claimed = lexical.shares(claim, claim_lang)
+    if not claimed:
+        return None
+    in_evidence = lexical.shares(evidence, lang)
+    seen = {(s.text, s.subject) for s in in_evidence}
+    nearby = [s for s in lexical.shares(window, lang) if (s.text, s.subject) not in seen]
+    for share in claimed:
+        stated = ([s for s in in_evidence if _comparable(share, s, lang, in_evidence=True)]
+                  + [s for s in nearby if _comparable(share, s, lang, in_evidence=False)])
+        if stated and not any(share.agrees(s) for s in stated):
+            others = ", ".join(dict.fromkeys(f"“{s.text}”" for s in stated))
+            slight = share.form == "all" and all(s.form != "rest" and s.high >= 0.8 for s in stated)
+            return f"the claim's “{share.text}” against the source's {others}", slight
+    return None
+
+
+def _shares_agree(claim: str, claim_lang: str, evidence: str, lang: str) -> bool:
+    """Whether each share of the claim meets an agreeing share of the evidence ("a third" and 33 %)."""
+    claimed = lexical.shares(claim, claim_lang)
+    stated = lexical.shares(evidence, lang)
+    return bool(claimed) and all(any(_comparable(c, s, lang, in_evidence=True) and c.agrees(s) for s in stated)
+                                 for c in claimed)
+
+
+def _guard_shares(claim: str, claim_lang: str, a: _Assessment) -> _Assessment:
+    """The one check every `supported` passes: the claim's figures and shares, in digits or in
+    words, are not contradicted by the evidence or its neighbouring sentences. Whatever path
+    found the support (a direction, a shared denial, one sentence's or two sentences' coverage),
+    a contradicted share makes it `not_supported` (an "all" against "nearly all": `partially_supported`)."""
+    if a.verdict is not Verdict.supported or a.sentence is None:
+        return a
+    found = _shares_contradicted(claim, claim_lang, a.evidence or a.sentence.text, a.sentence.window,
+                                 a.sentence.lang)
+    if found is None:
+        return a
+    reason, slight = found
+    if slight:
+        return a.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.6, "cue": "absolute",
+                                    "reason": f"the claim overstates the source ({reason})"})
+    return a.model_copy(update={"verdict": Verdict.not_supported, "confidence": 0.7, "cue": "figure",
+                                "reason": f"the source states another share ({reason})"})
+
+
+def _figure_of_another_subject(claim: str, claim_lang: str, focus: _Sentence, scorer: _Scorer) -> str | None:
+    """When the focus sentence gives the claim's figure and another of the same unit for two
+    subjects ("4.4 kg in the diet group, compared with 2.9 kg in the control group"), the
+    claim's figure must sit with the claim's subject: the reason, if it sits with the other."""
+    claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
+    segments = [seg for seg in _FIGURE_SEGMENT.split(focus.text) if seg and seg.strip()]
+    if not claimed or len(segments) < 2:
+        return None
+    located = [(seg, q) for seg in segments for q in lexical.quantities(seg, focus.lang) if not q.weak]
+    for c in claimed:
+        mine = [seg for seg, q in located if lexical.same_value(c, q) and _units_agree(c, q)]
+        rivals = [(seg, q) for seg, q in located
+                  if _family(q.unit) == _family(c.unit) and not lexical.same_value(c, q) and seg not in mine]
+        if not mine or not rivals:
+            continue
+        here = max(scorer.coverage(seg, focus.lang) for seg in mine)
+        seg, rival = max(rivals, key=lambda r: scorer.coverage(r[0], focus.lang))
+        if scorer.coverage(seg, focus.lang) > here + 0.15:
+            return (f"the source gives {c.text} for another subject; for the claim's it says {rival.text}")
+    return None
+
+
+def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
+    return claimed.unit is None or stated.unit is None or _family(claimed.unit) == _family(stated.unit)
+
+
+def _derived(q: lexical.Quantity, nearby: list[lexical.Quantity]) -> bool:
+    """A claimed figure that is the difference or ratio of two nearby figures of one unit
+    ("rose by 14 points" for "from 58 % to 72 %"; "doubled" for 10 → 20)."""
+    for a in nearby:
+        for b in nearby:
+            if a is b or _family(a.unit) != _family(b.unit) or not _units_agree(q, a):
+                continue
+            diff = abs(a.value - b.value)
+            if diff and round(diff, max(q.decimals, 1)) == round(q.value, max(q.decimals, 1)):
+                return True
+            if q.unit in (None, "x") and b.value and round(a.value / b.value, 1) == q.value:
+                return True
+    return False
+
+
+def _compare_directions(claim: str, clause: str) -> str | None:
+    """"conflict" when the clause states the opposite direction on an axis the claim states,
+    "agree" when it states the same, None when either states none (or the clause is mixed)."""
+    mine, theirs = lexical.directions(claim), lexical.directions(clause)
+    agreed = 0
+    for axis, signs in mine.items():
+        other = theirs.get(axis)
+        if not other:
+            continue
+        if len(set(signs)) == 1 and set(other) == {-signs[0]}:
+            return "conflict"
+        if len(signs) == len(other) >= 2 and signs == [-s for s in other]:
+            return "conflict"
+        if signs == other or (len(set(signs)) == 1 and set(other) == set(signs)):
+            agreed += 1
+    # Agreement needs every direction of the claim stated alike: "reduced X and improved Y"
+    # is not backed by "reduced X" alone.
+    return "agree" if mine and agreed == len(mine) else None
+
+
+def _overstatement(claim: str, source: str) -> str | None:
+    """The absolute words of the claim the source does not back: a strong one ("eliminates",
+    "always", "vollständig") the source does not use, or a weak one ("all", "alle") against a
+    hedged source. None when the claim hedges itself or nothing is overstated."""
+    if lexical.hedged(claim):
+        return None
+    strong, weak = lexical.absolutes(claim)
+    source_strong, source_weak = lexical.absolutes(source)
+    said = {lexical.stem(w, "en") for w in source_strong + source_weak}
+    unbacked = [w for w in strong if lexical.stem(w, "en") not in said]
+    if unbacked:
+        return ", ".join(unbacked)
+    if weak and not any(lexical.stem(w, "en") in said for w in weak):
+        if lexical.hedged(source):
+            return f"{', '.join(weak)} against hedged source language"
+        shares = [q for q in lexical.quantities(source, lexical.language(source)) if q.unit == "%" and q.value < 100]
+        if shares:  # "all employees" against "58 % of respondents"
+            return f"{', '.join(weak)} against {shares[0].text}"
+    return None
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- OpenAI-compatible HTTP judge ------------------------------------------
+
+
+class ProviderError(Exception):
+    """The judge provider failed."""
+
+    #: the failure reason a job records when this error fails it
+    code = "provider_error"
+
+
+class ProviderUnavailable(ProviderError):
+    """The judge provider cannot be reached or failed on its side (5xx); retry later."""
+
+
+class ProviderRateLimited(ProviderError):
+    """The judge provider asked us to slow down (HTTP 429)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        #: seconds to wait, from the Retry-After header, if the provider sent one
+        self.retry_after = retry_after
+
+
+class ProviderBadResponse(ProviderError):
+    """The provider answered, but not in the wire format (an embeddings call; the judge
+    retries a bad chat answer itself and ends `uncertain`)."""
+
+
+class ProviderRejected(ProviderError):
+    """The provider refused this request (a 4xx other than 429): no retry will change that."""
+
+
+class ProviderPermanentError(ProviderRejected):
+    """The provider refuses every request of this configuration: the job fails at once."""
+
+
+class ProviderAuthFailed(ProviderPermanentError):
+    """The provider refused the API key (HTTP 401 or 403)."""
+
+    code = "provider_auth_failed"
+
+
+class ProviderModelNotFound(ProviderPermanentError):
+    """The provider does not know the model, or the endpoint (HTTP 404, or 400 "model not found")."""
+
+    code = "provider_model_not_found"
+
+
+#: How much of a provider's error body reaches a log line, an exception or a failure reason.
+ERROR_BODY_LIMIT = 300
+_SECRET_PATTERNS = (
+    (re.compile(r"(?i)\bbearer\s+[^\s\"',;]+"), "Bearer [redacted]"),
+    (re.compile(r"\b(?:sk|key|pk|rk|api)-[A-Za-z0-9_\-]{6,}"), "[redacted]"),
+    (re.compile(r"(?i)\b(api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password)"
+                r"(\"?\s*[:=]\s*\"?)[^\s\"'&,;}]+"), r"\1\2[redacted]"),
+)
+_MODEL_MISSING = re.compile(r"(?i)model.{0,80}(?:not\s+found|does\s+not\s+exist|unknown|not\s+exist|invalid)|"
+                            r"(?:unknown|invalid|no\s+such)\s+model")
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def redact(text: str, secrets: Sequence[str] = (), *, limit: int = ERROR_BODY_LIMIT) -> str:
+    """`text` with the configured secrets, bearer tokens, ``sk-…``/``key-…`` tokens and
+    ``api_key=…`` values replaced by ``[redacted]``, then clipped to `limit` characters.
+    Every provider text bound for a log, an exception or a failure reason passes here."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return _clip(text, limit)
+
+
+class OpenAICompatibleClient:
+    """The HTTP side of an OpenAI-compatible provider: base URL, bearer key, timeout and
+    pooled connections (shared by the judge and the embedder). Every error it raises is
+    typed, and its text is clipped and redacted (`redact`)."""
+
+    #: what the provider is called in error messages
+    role = "provider"
+
+    def __init__(self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.model = model
+        self._secrets = (api_key,) if api_key else ()
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        """Close the pooled HTTP connections."""
+        self._client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _safe(self, text: str, limit: int = ERROR_BODY_LIMIT) -> str:
+        return redact(text, self._secrets, limit=limit)
+
+    def _post(self, path: str, body: dict) -> httpx.Response:
+        """POST and check the status; raises a typed `ProviderError` with a redacted message."""
+        try:
+            response = self._client.post(path, json=body)
+        except httpx.TransportError as exc:  # connect, read, timeouts, broken protocol
+            raise ProviderUnavailable(self._safe(f"{self.role} unreachable: {exc!r}")) from None
+        self._raise_for_status(response)
+        return response
+
+    def _raise_for_status(self, response: httpx.Response) -> None:
+        status = response.status_code
+        if status < 400:
+            return
+        body = self._safe(response.text)
+        if status == 429:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            raise ProviderRateLimited(f"{self.role} rate-limited us (429), retry after {retry_after}s", retry_after)
+        if status in (401, 403):
+            raise ProviderAuthFailed(f"{self.role} refused the API key: HTTP {status} {body}")
+        if status == 404 or (status in (400, 422) and _MODEL_MISSING.search(response.text)):
+            raise ProviderModelNotFound(f"{self.role} does not know model {self.model!r} (or the endpoint): "
+                                        f"HTTP {status} {body}")
+        if status >= 500 or status in (408, 409):
+            raise ProviderUnavailable(f"{self.role} failed with HTTP {status} {body}")
+        raise ProviderRejected(f"{self.role} rejected the request: HTTP {status} {body}")
+
+
+SYSTEM_PROMPT = """You check citations in academic theses (English or German). You get a claim \
+from a thesis and numbered passages, each with its page, from the source the claim cites. Decide \
+whether the passages support the claim:
+- "supported": the passages state the claim;
+- "partially_supported": they state part of it, or state it more weakly (the claim overstates: \
+"all", "always", "proves" where the source says "some", "may", "suggests");
+- "not_supported": they do not state it, or contradict it (other figures, the opposite direction, \
+a denied effect);
+- "uncertain": the passages do not let you decide.
+evidence_quote: copy the one sentence (or clause) your verdict rests on, character for character \
+from a passage; "" when there is none. evidence_page: the page of that passage, or null. \
+rationale: one or two sentences. confidence: between 0 and 1."""
+
+#: Verdicts a provider may answer (source_missing is decided before judging).
+_PROVIDER_VERDICTS = ("supported", "partially_supported", "not_supported", "uncertain")
+
+#: The answer's JSON schema, sent as a strict ``response_format``.
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": list(_PROVIDER_VERDICTS)},
+        "evidence_quote": {"type": "string"},
+        "evidence_page": {"type": ["integer", "null"]},
+        "rationale": {"type": "string"},
+        "confidence": {"type": "number"},
+    },
+    "required": ["verdict", "evidence_quote", "evidence_page", "rationale", "confidence"],
+    "additionalProperties": False,
+}
+
+
+class _Answer(BaseModel):
+    model_config = {"extra": "forbid"}
+
+    verdict: Literal["supported", "partially_supported", "not_supported", "uncertain"]
+    evidence_quote: str
+    evidence_page: int | None
+    rationale: str
+    confidence: float = Field(ge=0.0, le=1.0)
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        # Models write "Partially supported" or "partially-supported" as often as the spec.
+        return re.sub(r"[\s-]+", "_", value.strip().lower()) if isinstance(value, str) else value
+
+
+class _Unusable(Exception):
+    """One answer of the provider that cannot be used; the judge asks again."""
+
+
+class _Reply(BaseModel):
+    content: object = None
+    refusal: object = None
+    finish_reason: str | None = None
+    tokens: int = 0
+
+
+#: Answers of one citation the judge reads before it gives up and says `uncertain`.
+DEFAULT_ATTEMPTS = 3
+
+
+class OpenAIJudge(OpenAICompatibleClient):
+    """A judge backed by an OpenAI-compatible ``POST {base_url}/chat/completions``.
+
+    It asks for structured output (a strict JSON schema: verdict, evidence_quote,
+    evidence_page, rationale, confidence). An answer that is malformed, truncated
+    (``finish_reason`` "length"), refused (``message.refusal``, ``finish_reason``
+    "content_filter"), outside the schema or citing a page that is not among the passages
+    is asked again, up to `attempts` answers; then the verdict is `uncertain` with the reason.
+    A quote that does not occur in the passages (compared after normalising whitespace,
+    quotes, dashes and case) makes the verdict `uncertain`. Provider errors are raised typed
+    (`ProviderError`), never a bad answer. Each judgement carries the tokens it cost.
+    """
+
+    role = "judge provider"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        json_mode: bool = True,
+        attempts: int = DEFAULT_ATTEMPTS,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url=base_url, model=model, api_key=api_key, timeout=timeout, transport=transport)
+        self.json_mode = json_mode
+        self.attempts = max(1, attempts)
+        self.name = f"openai:{model}"
+
+    def judge(self, claim: str, passages: list[Hit]) -> Judgement:
+        """Ask the provider; raises a `ProviderError` subclass when the provider fails."""
+        if not passages:
+            return _no_passages()  # nothing to show the model: no call, no cost
+        messages = self._messages(claim, passages)
+        problems: list[str] = []
+        tokens = 0
+        for _ in range(self.attempts):
+            reply = self._complete(messages)
+            tokens += reply.tokens
+            try:
+                judgement = self._read(reply, passages)
+            except _Unusable as exc:
+                problems.append(str(exc))
+                continue
+            return judgement.model_copy(update={"tokens": tokens})
+        logger.warning("judge answers unusable", extra={"action": "judge_answer_unusable", "model": self.model,
+                                                         "problems": problems})
+        return Judgement(verdict=Verdict.uncertain, confidence=0.0, tokens=tokens,
+                         rationale=f"The judge's {len(problems)} answers could not be used "
+                                   f"({'; '.join(dict.fromkeys(problems))}); check the source yourself.")
+
+    def _messages(self, claim: str, passages: Sequence[Hit]) -> list[dict[str, str]]:
+        numbered = "\n\n".join(f"Passage {i} (page {p.page}):\n{p.text}" for i, p in enumerate(passages, 1))
+        user = f"Claim:\n{claim}\n\n{numbered}"
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+    def _complete(self, messages: list[dict[str, str]]) -> _Reply:
+        body: dict[str, object] = {"model": self.model, "messages": messages, "temperature": 0}
+        if self.json_mode:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "citation_verdict", "strict": True, "schema": ANSWER_SCHEMA}}
+        response = self._post("chat/completions", body)
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            message = choice.get("message") or {}
+            usage = data.get("usage") or {}
+            tokens = usage.get("total_tokens") or 0
+            return _Reply(content=message.get("content"), refusal=message.get("refusal"),
+                          finish_reason=choice.get("finish_reason"),
+                          tokens=tokens if isinstance(tokens, int) and tokens > 0 else 0)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, ValidationError):
+            # Not the chat-completions shape at all: counts as an unusable answer.
+            return _Reply(content=None, finish_reason="not a chat completion")
+
+    def _read(self, reply: _Reply, passages: Sequence[Hit]) -> Judgement:
+        if reply.finish_reason == "not a chat completion":
+            raise _Unusable("not a chat-completions response")
+        if reply.refusal or reply.finish_reason == "content_filter":
+            raise _Unusable(f"refused: {self._safe(str(reply.refusal or 'content filter'), 120)}")
+        if reply.finish_reason == "length":
+            raise _Unusable("truncated (finish_reason length)")
+        if not isinstance(reply.content, str):
+            raise _Unusable("no text in the answer")
+        # Models asked for JSON still wrap it in ```json fences now and then.
+        text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", reply.content)
+        try:
+            raw = json.loads(text)
+        except ValueError:
+            raise _Unusable(f"malformed JSON: {self._safe(reply.content, 80)!r}") from None
+        try:
+            answer = _Answer.model_validate(raw)
+        except ValidationError as exc:
+            fields = ", ".join(".".join(str(p) for p in e["loc"]) or "answer" for e in exc.errors())
+            raise _Unusable(f"answer outside the schema ({fields})") from None
+        pages = {p.page for p in passages}
+        if answer.evidence_page is not None and answer.evidence_page not in pages:
+            raise _Unusable(f"evidence_page {answer.evidence_page} is not a page of the passages "
+                            f"({', '.join(map(str, sorted(pages)))})")
+        return self._judgement(answer, passages)
+
+    def _judgement(self, answer: _Answer, passages: Sequence[Hit]) -> Judgement:
+        verdict, rationale = Verdict(answer.verdict), answer.rationale.strip() or "(no rationale given)"
+        quote = answer.evidence_quote.strip()
+        if not quote:
+            if verdict in (Verdict.supported, Verdict.partially_supported):
+                return Judgement(verdict=Verdict.uncertain, confidence=min(answer.confidence, 0.3),
+                                 rationale=f"The judge said {verdict.value} but quoted no evidence. {rationale}")
+            return Judgement(verdict=verdict, confidence=answer.confidence, rationale=rationale)
+        found = find_quote(quote, passages, prefer_page=answer.evidence_page)
+        if found is None:
+            return Judgement(verdict=Verdict.uncertain, confidence=min(answer.confidence, 0.3),
+                             rationale=f"The judge said {verdict.value}, but its quote does not occur in the "
+                                       f"passages: \"{_clip(quote, 120)}\". {rationale}")
+        evidence, page = found
+        return Judgement(verdict=verdict, confidence=answer.confidence, evidence=evidence, evidence_page=page,
+                         rationale=rationale)
+
+
+_QUOTE_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"', "‘": "'", "’": "'",
+                             "‚": "'", "‹": "'", "›": "'", "`": "'", "–": "-", "—": "-", "‒": "-", "−": "-",
+                             "‐": "-", "‑": "-", "\u00ad": ""})
+
+
+def _normalised(text: str) -> tuple[str, list[int]]:
+    """The text with whitespace collapsed, quotes and dashes folded, lower case; and for each
+    character of it the offset of the character of `text` it came from."""
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        ch = ch.translate(_QUOTE_FOLD)
+        if not ch:
+            continue
+        if ch.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+                where.append(i)
+            continue
+        for c in ch.lower():
+            out.append(c)
+            where.append(i)
+    while out and out[-1] == " ":
+        out.pop()
+        where.pop()
+    return "".join(out), where
+
+
+#: A quote shorter than this (or a single word) is not evidence, wherever it occurs.
+MIN_QUOTE_CHARS = 12
+
+
+def find_quote(quote: str, passages: Sequence[Hit], *, prefer_page: int | None = None) -> tuple[str, int] | None:
+    """Where a quote occurs in the passages, compared after normalising whitespace, quotes,
+    dashes and case: (the passage's own text of it, the passage's page), or None. A quote
+    found on several pages is taken from `prefer_page` when it is one of them."""
+    bare = quote.strip().strip("\"'“”„")
+    # As quoted, then without the closing stop or ellipsis a model may add or drop.
+    for candidate in dict.fromkeys((bare, bare.rstrip(".…").rstrip())):
+        wanted, _ = _normalised(candidate)
+        if len(wanted) < MIN_QUOTE_CHARS or " " not in wanted:
+            continue  # "the" or "yes" occurs anywhere: too short to show anything
+        found = []
+        for p in passages:
+            text, where = _normalised(p.text)
+            at = text.find(wanted)
+            if at >= 0:
+                found.append((p.text[where[at]:where[at + len(wanted) - 1] + 1], p.page))
+        if found:
+            return next((f for f in found if f[1] == prefer_page), found[0])
+    return None
+
+
+# --- configuration ----------------------------------------------------------
+
+
+#: Environment variables of the judge, for ``--help``.
+ENVIRONMENT = {
+    "judge kind: offline | openai": "CITEQ_JUDGE",
+    "openai judge: endpoint base URL": "CITEQ_JUDGE_BASE_URL",
+    "openai judge: model": "CITEQ_JUDGE_MODEL",
+    "openai judge: API key (redacted from every log and error)": "CITEQ_JUDGE_API_KEY",
+    "openai judge: request timeout, seconds": "CITEQ_JUDGE_TIMEOUT",
+    "openai judge: answers read per citation before uncertain": "CITEQ_JUDGE_ATTEMPTS",
+}
+
+
+class JudgeSettings(BaseModel):
+    """Judge configuration; `judge_from_env` fills it from CITEQ_JUDGE_* variables."""
+
+    kind: Literal["offline", "openai"] = "offline"
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    timeout: float = Field(default=30.0, gt=0)
+    attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1, le=10)
+
+
+def judge_from_env(env: Mapping[str, str]) -> Judge:
+    """Build the configured judge from CITEQ_JUDGE (offline|openai), CITEQ_JUDGE_BASE_URL,
+    CITEQ_JUDGE_MODEL, CITEQ_JUDGE_API_KEY, CITEQ_JUDGE_TIMEOUT (seconds) and
+    CITEQ_JUDGE_ATTEMPTS (answers read per citation before it is `uncertain`).
+
+    Raises ValueError naming the variable when the configuration is incomplete.
+    """
+    settings = JudgeSettings(
+        kind=(env.get("CITEQ_JUDGE") or "offline").strip().lower(),
+        base_url=env.get("CITEQ_JUDGE_BASE_URL") or None,
+        model=env.get("CITEQ_JUDGE_MODEL") or None,
+        api_key=env.get("CITEQ_JUDGE_API_KEY") or None,
+        timeout=env.get("CITEQ_JUDGE_TIMEOUT") or 30.0,
+        attempts=env.get("CITEQ_JUDGE_ATTEMPTS") or DEFAULT_ATTEMPTS,
+    )
+    if settings.kind == "offline":
+        return OfflineJudge()
+    for name, value in (("CITEQ_JUDGE_BASE_URL", settings.base_url), ("CITEQ_JUDGE_MODEL", settings.model)):
+        if not value:
+            raise ValueError(f"CITEQ_JUDGE=openai needs {name}")
+    return OpenAIJudge(
+        base_url=settings.base_url, model=settings.model, api_key=settings.api_key, timeout=settings.timeout,
+        attempts=settings.attempts,
+    )

@@ -1,0 +1,191 @@
+"""The parse step: staged bytes become documents, pages and chunks, linked to the session.
+
+One ``parse`` message per parse job; its items are parsed one by one, each in its own
+transaction, so a bad file fails only its item and a crash loses at most the item in
+hand. An item found ``running`` again was being parsed by a worker that died; after
+``parse_max_attempts`` such starts it fails instead of killing the next worker too.
+
+A file is read by one call, :func:`analysis.pipeline.readers.extract_document` (one reader per
+format: PDF, DOCX, Markdown, plain text), into a picklable `Document`: its pages are cut
+into passages by :mod:`analysis.pipeline.chunking` for retrieval, and its structure (headings,
+paragraphs, footnotes) and metadata (PDF /Author, /Title, /CreationDate) are stored with
+the document, because citation extraction works from them.
+The reader runs in a child process under a CPU-time, memory and wall-clock budget
+(:mod:`analysis.pipeline.sandbox`; ``CITEQ_PARSE_CPU_SECONDS``, ``CITEQ_PARSE_MEMORY_MB``,
+``CITEQ_PARSE_WALL_SECONDS``): a document over budget fails its item with
+``document_too_complex`` and the next item goes on. Its text then loses control characters
+(:mod:`analysis.pipeline.cleantext`), whichever reader produced it. A write the database refuses for a
+reason that retrying cannot fix fails the item (``document_not_stored``) instead of leaving
+it ``running`` to be retried.
+
+When an embedding provider is configured (analysis/pipeline/embeddings.py), the passages are
+embedded before their transaction — no network call holds a database transaction open.
+Embeddings only improve retrieval, so a provider failure never fails the item: its
+chunks are stored without embeddings and retrieval of that document is BM25 alone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Sequence
+
+import psycopg2
+
+from analysis import db, messages
+from analysis.pipeline.chunking import split_passages
+from analysis.inputs import DOI_PATTERN
+from analysis.pipeline.citations import find_doi
+from analysis.pipeline.cleantext import clean_tree
+from analysis.pipeline.embeddings import embedder_for
+from analysis.pipeline.judges import ProviderError
+from analysis.pipeline.pdftext import ParseError
+from analysis.pipeline.readers import extract_document
+from analysis.pipeline.sandbox import ResourceLimitExceeded, SandboxError, run_limited
+from analysis.settings import PipelineSettings
+
+logger = logging.getLogger(__name__)
+
+#: Imported once into the parse sandbox's fork server instead of once per document.
+READER_MODULES = ("pypdf", "docx", "analysis.pipeline.readers")
+
+
+def parse_job(parse_job_id: int, *, broker=None, settings: PipelineSettings | None = None) -> str | None:
+    """Parse every unfinished item of the job; its terminal status (None if it had ended)."""
+    broker = messages.broker_or_global(broker)
+    settings = settings or PipelineSettings.from_env()
+    row = db.one_on(broker, "parse_job_start_one", job_id=parse_job_id)
+    if row is None:
+        return None
+    user_id, session_id = row
+    while _parse_next_item(broker, parse_job_id, user_id, session_id, settings):
+        pass
+    return finish_job(parse_job_id, broker=broker)
+
+
+def finish_job(parse_job_id: int, *, broker=None) -> str | None:
+    """End the job if no item is left to parse; its terminal status, or None."""
+    row = db.one_on(messages.broker_or_global(broker), "parse_job_finish_one", job_id=parse_job_id)
+    if row is not None:
+        logger.info("parse job finished", extra={"action": "parse_job_finished", "parse_job_id": parse_job_id,
+                                                 "status": row[0]})
+    return row[0] if row else None
+
+
+def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, settings: PipelineSettings) -> bool:
+    """Claim, parse and record one item; False when none is left."""
+    with broker.transaction() as cur:
+        item = db.one(cur, "parse_item_claim_one", job_id=job_id)
+    if item is None:
+        return False
+    item_id, filename, kind, doi, sha256, data, attempts = item
+    if attempts > settings.parse_max_attempts:
+        _fail(broker, item_id, attempts, "worker_crashed",
+              f"{filename} could not be parsed: the parser stopped {attempts - 1} times while reading it.")
+        return True
+    try:
+        document = clean_tree(run_limited(extract_document, bytes(data), filename, **_budget(settings)))
+    except ParseError as exc:
+        _fail(broker, item_id, attempts, _code(exc), exc.reason)
+        return True
+    except SandboxError as exc:
+        _fail(broker, item_id, attempts, "document_too_complex", _too_complex(filename, exc))
+        return True
+    pages = document.pages
+    passages = split_passages(pages)
+    embeddings = _embed(item_id, [p.text for p in passages])
+    metadata = _metadata(pages, doi, document.metadata)
+    try:
+        document_id = _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages,
+                                     embeddings, metadata, data, sha256, attempts, document.structure())
+    except _ClaimLost:
+        return True  # claimed again by another delivery meanwhile: its document wins, ours rolled back
+    except psycopg2.OperationalError:
+        raise  # the database is away or the transaction lost a race: the message is retried
+    except (psycopg2.Error, ValueError) as exc:
+        # Refused for what the values are (the driver raises ValueError for a NUL): a retry
+        # would be refused the same way, so the item fails now and its upload goes on.
+        logger.exception("parsed upload not stored", extra={"action": "item_not_stored", "item_id": item_id})
+        _fail(broker, item_id, attempts, "document_not_stored",
+              f"{filename} was read but its text could not be stored ({type(exc).__name__}).")
+        return True
+    logger.info("upload parsed", extra={"action": "item_parsed", "parse_job_id": job_id, "item_id": item_id,
+                                        "document_id": document_id, "pages": len(pages),
+                                        "chunks": len(passages)})
+    return True
+
+
+class _ClaimLost(Exception):
+    """The parse item was claimed again while this delivery parsed it."""
+
+
+def _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages, embeddings,
+                   metadata, data, sha256, attempts, structure) -> int:
+    """Write a parsed document, its pages and chunks, and mark the item parsed; one transaction."""
+    with broker.transaction() as cur:
+        document_id = db.one(
+            cur, "document_insert_one", user_id=user_id, kind=kind, filename=filename, doi=doi,
+            session_id=session_id, pages=len(pages), size_bytes=len(data), sha256=sha256,
+            metadata=json.dumps(metadata), structure=json.dumps(structure),
+        )[0]
+        db.one(cur, "document_pages_insert", document_id=document_id, pages=[p.number for p in pages],
+               texts=[p.text for p in pages])
+        db.one(cur, "chunks_insert", document_id=document_id, user_id=user_id,
+               ordinals=[p.ordinal for p in passages], pages=[p.page for p in passages],
+               texts=[p.text for p in passages], embeddings=embeddings)
+        if kind == "source":
+            db.one(cur, "session_source_link_one", session_id=session_id, document_id=document_id,
+                   user_id=user_id)
+        if db.one(cur, "parse_item_parsed_one", item_id=item_id, document_id=document_id,
+                  attempts=attempts) is None:
+            raise _ClaimLost()
+    return document_id
+
+
+def _embed(item_id: int, texts: Sequence[str]) -> list[str | None]:
+    """The passages' embeddings as ``real[]`` literals; all None without a configured
+    provider or when it fails (logged: the item parses anyway, BM25 alone for it)."""
+    try:
+        embedder = embedder_for(os.environ)
+        if embedder is None or not texts:
+            return [None] * len(texts)
+        vectors = embedder.embed(texts)
+    except (ProviderError, ValueError) as exc:
+        logger.warning("passages not embedded", extra={"action": "embedding_failed", "item_id": item_id,
+                                                       "reason": str(exc)})
+        return [None] * len(texts)
+    return ["{" + ",".join(repr(x) for x in v) + "}" for v in vectors]
+
+
+def _budget(settings: PipelineSettings) -> dict:
+    return {"cpu_seconds": settings.parse_cpu_seconds, "memory_bytes": settings.parse_memory_mb << 20,
+            "wall_seconds": settings.parse_wall_seconds, "preload": READER_MODULES}
+
+
+def _too_complex(filename: str, exc: SandboxError) -> str:
+    if isinstance(exc, ResourceLimitExceeded):
+        return f"{filename} is too complex to read: the parser {exc}. Simplify or split the document."
+    return f"{filename} could not be read: the parser stopped ({exc})."
+
+
+def _fail(broker, item_id: int, attempts: int, code: str, reason: str) -> None:
+    db.one_on(broker, "parse_item_fail_one", item_id=item_id, attempts=attempts, code=code, reason=reason[:1000])
+    logger.info("upload failed to parse", extra={"action": "item_failed", "item_id": item_id, "code": code,
+                                                 "reason": reason})
+
+
+def _code(exc: ParseError) -> str:
+    """``NoExtractableText`` -> ``no_extractable_text``: the item's machine-readable error."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__).lower()
+
+
+def _metadata(pages, doi: str | None, own: dict[str, str]) -> dict[str, str]:
+    """What citation matching can use besides the first pages: a DOI printed in the text,
+    and what the file says about itself (author, title, year of creation)."""
+    found = doi or find_doi(" ".join(p.text for p in pages[:2]))
+    metadata = {k: v for k, v in own.items() if k in ("author", "title", "created_year")}
+    if found and DOI_PATTERN.match(found):
+        metadata["doi"] = found
+    return metadata

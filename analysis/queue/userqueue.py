@@ -1,0 +1,436 @@
+"""The per-user analysis queue: admit, start, release, complete, promote, cancel.
+
+Every admission and every promotion runs inside :func:`user_lock`, the one place that
+names the user's advisory lock. Within it, the database decides: the INSERT decides a new
+job's status, guarded UPDATEs decide transitions, a partial unique index makes two active
+first-pass jobs of one user impossible.
+
+Messages are sent by actor name (``analyze``, ``promote``) on the broker passed in (or
+Dramatiq's global one), inside the caller's transaction: visible to workers on commit,
+gone on rollback. The actors themselves live in ``actors/``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import psycopg2.errors
+
+from broker import locks
+
+from analysis import db, inputs, messages
+from analysis.queue import credits
+from analysis.errors import (
+    BudgetExhausted,
+    DocumentNotReady,
+    InsufficientCredits,
+    InvalidDoi,
+    NoSources,
+    NotCancelable,
+    PayloadTooLarge,
+    QueueFull,
+    ReleaseDeferred,
+    TransientReleaseError,
+    UnknownDocument,
+    UnknownJob,
+    UnknownUser,
+)
+from analysis.queue.jobs import Admission, Job, JobStatus
+from analysis.settings import QueueSettings
+
+logger = logging.getLogger(__name__)
+
+#: The advisory-lock scope of a user's queue. Only :func:`user_lock` may use it: a second
+#: spelling of the key would silently split the lock (a test greps the code for it).
+LOCK_SCOPE = "analysis_queue"
+
+ANALYZE_ACTOR = "analyze"
+PROMOTE_ACTOR = "promote"
+
+
+
+class Deferred:
+    """Returned by the work callable when the pipeline finishes the job later itself
+    (with :func:`complete_job`); the middleware then leaves the job running."""
+
+    def __repr__(self) -> str:
+        return "DEFERRED"
+
+
+DEFERRED = Deferred()
+
+
+# -- the lock ---------------------------------------------------------------------------
+
+
+def user_lock(cur, user_id: int) -> None:
+    """Serialize with every admission and promotion of this user (until the transaction ends)."""
+    locks.xact_lock(cur, LOCK_SCOPE, int(user_id))
+
+
+def user_lock_text(cur, user_id: int) -> bytes:
+    """:func:`user_lock` as a statement to send ahead of another in the same round trip."""
+    return locks.xact_lock_text(cur, LOCK_SCOPE, int(user_id))
+
+
+# -- transactions ------------------------------------------------------------------------
+
+
+@contextmanager
+def _transaction(broker, connection=None) -> Iterator:
+    """One transaction: on a pooled connection, or inside the caller's own (not committed here)."""
+    if connection is None:
+        with broker.transaction() as cur:
+            yield cur
+        return
+    if connection.autocommit:
+        raise ValueError("admit(connection=...) needs a connection in a transaction, not autocommit")
+    with broker.bind(connection), connection.cursor() as cur:
+        yield cur
+
+
+# -- admission ------------------------------------------------------------------------------
+
+
+def admit(
+    user_id: int,
+    thesis_id: int,
+    source_ids: Sequence[int],
+    *,
+    delta_of_job_id: int | None = None,
+    idempotency_key: str | None = None,
+    options: dict | None = None,
+    broker=None,
+    connection=None,
+    settings: QueueSettings | None = None,
+) -> Admission:
+    """Admit one analysis: validate, hold, charge, enqueue — all or nothing, at the call.
+
+    Runs in one transaction under the user's lock (the caller's transaction when
+    ``connection`` is given; then the caller commits). Raises an
+    :class:`~analysis.errors.AdmissionError` subclass for anything that can fail
+    synchronously, leaving no job, no held run and no charge behind. A repeated
+    ``idempotency_key`` returns the first admission (``created=False``).
+    """
+    broker = messages.broker_or_global(broker)
+    settings = settings or QueueSettings.from_env()
+    request = inputs.validated(inputs.AdmissionInput, user_id=user_id, thesis_id=thesis_id,
+                               source_ids=list(source_ids), delta_of_job_id=delta_of_job_id,
+                               idempotency_key=idempotency_key, options=options or {})
+    user_id, thesis_id, delta_of_job_id = request.user_id, request.thesis_id, request.delta_of_job_id
+    source_ids, idempotency_key, options = request.source_ids, request.idempotency_key, request.options
+    encoded = json.dumps(options, separators=(",", ":"))
+    if len(encoded.encode()) > settings.max_options_bytes:
+        raise PayloadTooLarge(size=len(encoded.encode()), limit=settings.max_options_bytes)
+    if not source_ids:
+        raise NoSources()
+    try:
+        return _admit(broker, connection, settings, user_id, thesis_id, source_ids, delta_of_job_id,
+                      idempotency_key, encoded)
+    except psycopg2.errors.CheckViolation as exc:
+        if credits.is_overdraft(exc):  # the balance went below the cost since it was read
+            raise InsufficientCredits(cost=settings.job_cost) from None
+        raise
+
+
+def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id: int, source_ids: list[int],
+           delta_of_job_id: int | None, idempotency_key: str | None, encoded: str) -> Admission:
+    with _transaction(broker, connection) as cur:
+        # Checked before the lock, raised after it: a repeated idempotency key wins, and the
+        # errors keep their order (user, credits, then these, then queue and budget).
+        refusal = _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id)
+        message_id = messages.new_message_id()
+        # The lock and the statement that decides go in one round trip: the lock is held
+        # from its grant to the commit, and that window is what concurrent admits of one
+        # user queue behind.
+        (existing_id, existing_status, balance, active_jobs, budget_exhausted, job_id, status) = db.one_after(
+            cur, user_lock_text(cur, user_id), "job_admit_one", user_id=user_id, thesis_id=thesis_id,
+            delta_of_job_id=delta_of_job_id, cost=settings.job_cost, message_id=message_id, idempotency_key=idempotency_key,
+            options=encoded, document_ids=[thesis_id, *dict.fromkeys(source_ids)], checked=refusal is None,
+            max_active_jobs=settings.max_active_jobs, provider=settings.judge_provider,
+        )
+        if existing_id is not None:
+            return Admission(job_id=existing_id, status=JobStatus(existing_status), created=False)
+        if job_id is None:
+            raise _refusal(user_id, delta_of_job_id, balance, active_jobs, budget_exhausted, refusal, settings)
+        credits.charge_at_commit(broker, cur, user_id, job_id, settings.job_cost)
+        if status == JobStatus.PENDING:
+            messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+    logger.info("analysis admitted", extra={"action": "job_admitted", "job_id": job_id, "user_id": user_id,
+                                            "status": status, "delta_of_job_id": delta_of_job_id})
+    return Admission(job_id=job_id, status=JobStatus(status), created=True)
+
+
+def _refusal(user_id, delta_of_job_id, balance, active_jobs, budget_exhausted, refusal,
+             settings: QueueSettings) -> Exception:
+    """The first check that refused an admission, in the order the checks are documented."""
+    if balance is None:
+        return UnknownUser(user_id=user_id)
+    if balance < settings.job_cost:
+        return InsufficientCredits(balance=balance, cost=settings.job_cost)
+    if refusal is not None:
+        return refusal
+    if delta_of_job_id is None and active_jobs >= settings.max_active_jobs:
+        return QueueFull(active=active_jobs, limit=settings.max_active_jobs)
+    if budget_exhausted:
+        return BudgetExhausted(provider=settings.judge_provider)
+    raise AssertionError("job_admit_one inserted no job, yet every check passed")
+
+
+def _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id) -> Exception | None:
+    """The refusal the user's documents (and the delta's original job) call for, or None.
+
+    Runs before the user's lock: documents and jobs of a user change only through their
+    own uploads and admissions, not under a running admission's feet.
+    """
+    rows = db.many(cur, "admission_documents_many", user_id=user_id, delta_of_job_id=delta_of_job_id,
+                   ids=[thesis_id, *source_ids])
+    if not rows[0][4]:
+        return UnknownJob(job_id=delta_of_job_id)
+    found = {r[0]: r[1:4] for r in rows if r[0] is not None}
+    expected = [(thesis_id, "thesis"), *((s, "source") for s in source_ids)]
+    for doc_id, kind in expected:
+        if doc_id not in found or found[doc_id][0] != kind:
+            return UnknownDocument(f"document {doc_id} is not a {kind} of this user", document_id=doc_id)
+    for doc_id, _ in expected:
+        if found[doc_id][1] != "parsed":
+            return DocumentNotReady(document_id=doc_id, status=found[doc_id][1])
+    for doc_id in source_ids:
+        doi = found[doc_id][2]
+        if doi is not None and not inputs.DOI_PATTERN.match(doi):
+            return InvalidDoi(f"source {doc_id} has a malformed DOI: {doi!r}", document_id=doc_id, doi=doi)
+    return None
+
+
+# -- promotion ------------------------------------------------------------------------------
+
+
+def _promote_next(cur, broker, user_id: int, via: str) -> int | None:
+    """Inside the user's lock and the caller's transaction: promote and send the next job."""
+    message_id = messages.new_message_id()
+    row = db.one(cur, "job_promote_next_one", user_id=user_id, message_id=message_id, via=via)
+    if row is None:
+        return None
+    messages.send(broker, ANALYZE_ACTOR, args=(row[0],), message_id=message_id)
+    logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": row[0], "user_id": user_id,
+                                            "via": via})
+    return row[0]
+
+
+def _send_all(broker, jobs: Sequence[tuple[int, str]]) -> None:
+    """Send the analyze messages of many (job id, message id) in one statement."""
+    actor = broker.get_actor(ANALYZE_ACTOR)
+    broker.enqueue_many([actor.message_with_options(args=(job_id,)).copy(message_id=message_id)
+                         for job_id, message_id in jobs])
+
+
+def promote(user_id: int, *, via: str = "promote", broker=None) -> int | None:
+    """Promote the user's oldest queued job if nothing of theirs is pending or running."""
+    broker = messages.broker_or_global(broker)
+    with broker.transaction() as cur:
+        user_lock(cur, user_id)
+        return _promote_next(cur, broker, user_id, via)
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def start_job(job_id: int, message_id: str, *, broker=None,
+              settings: QueueSettings | None = None) -> tuple[Job, str] | None:
+    """Mark the job running for this message; (job, held-run status), or None to skip it.
+
+    Without a configured release check there is nothing to wait for before a release, so
+    the held run is released in the same statement (:func:`run_job` then finds it
+    ``released``); with one, :func:`run_job` checks and releases.
+    """
+    return start_jobs([(job_id, message_id)], broker=broker, settings=settings)[0]
+
+
+def start_jobs(starts: Sequence[tuple[int, str]], *, broker=None,
+               settings: QueueSettings | None = None) -> list[tuple[Job, str] | None]:
+    """:func:`start_job` for many (job id, message id) pairs in one statement, in order."""
+    settings = settings or QueueSettings.from_env()
+    ordered = sorted(starts)  # rows are locked in id order: two batches cannot deadlock
+    rows = db.many_on(messages.broker_or_global(broker), "job_start_many", job_ids=[s[0] for s in ordered],
+                      message_ids=[s[1] for s in ordered], release=not settings.release_check)
+    by_message = {(row[0], row[6]): row for row in rows}
+    started: list[tuple[Job, str] | None] = []
+    for job_id, message_id in starts:
+        row = by_message.pop((job_id, message_id), None)  # a message twice in one batch starts once
+        if row is None:
+            started.append(None)
+            continue
+        started.append((Job(id=row[0], user_id=row[1], thesis_id=row[2], delta_of_job_id=row[3],
+                            options=row[4] or {}), row[5]))
+    if rows:
+        # One record per batch: a busy worker starts many jobs per statement.
+        logger.info("analyses started", extra={"action": "jobs_started", "job_ids": [r[0] for r in rows],
+                                               "user_ids": [r[1] for r in rows]})
+    return started
+
+
+def run_job(job: Job, held_status: str, *, broker=None, settings: QueueSettings | None = None):
+    """Release the job's held run (once) and do its work; the work's result.
+
+    Raises :class:`ReleaseDeferred` when the release failed transiently (the
+    release-retry sweeper tries again) or the held run is no longer releasable.
+    """
+    broker = messages.broker_or_global(broker)
+    settings = settings or QueueSettings.from_env()
+    if held_status == "held":
+        _release(job, broker, settings)
+    elif held_status != "released":
+        raise ReleaseDeferred(f"held run is {held_status}", job_id=job.id)
+    return plugin(settings.analyze_work, simulated_work)(job, settings)
+
+
+def _release(job: Job, broker, settings: QueueSettings) -> None:
+    check = plugin(settings.release_check, _provider_always_available)
+    try:
+        check(job)
+    except TransientReleaseError as exc:
+        defer_release(job.id, str(exc), broker=broker, settings=settings)
+        raise ReleaseDeferred(str(exc), job_id=job.id) from exc
+    if db.one_on(broker, "held_run_release_one", job_id=job.id) is None:
+        raise ReleaseDeferred("held run expired or was canceled meanwhile", job_id=job.id)
+
+
+def defer_release(job_id: int, error: str, *, now=None, broker=None, settings: QueueSettings | None = None):
+    """Record a failed release and schedule its retry; (attempts, next attempt at) or None."""
+    settings = settings or QueueSettings.from_env()
+    row = db.one_on(
+        messages.broker_or_global(broker), "held_run_defer_one", job_id=job_id, error=error[:500], now=now,
+        window_seconds=settings.release_window_seconds, backoff_base=settings.release_backoff_base,
+        backoff_cap=settings.release_backoff_cap,
+    )
+    if row is not None:
+        logger.warning("held run release deferred", extra={"action": "release_deferred", "job_id": job_id,
+                                                           "attempts": row[0], "next_attempt_at": str(row[1])})
+    return row
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A running job's terminal outcome, as :func:`complete_jobs` takes it."""
+
+    job_id: int
+    user_id: int
+    outcome: JobStatus
+    reason: str | None = None
+
+
+def complete_job(job_id: int, outcome: JobStatus | str, *, reason: str | None = None,
+                 user_id: int | None = None, broker=None) -> bool:
+    """Finish a running job and, for a first-pass job, promote the user's next one — in one
+    transaction under the user's lock. A failed job's credit is refunded (once).
+
+    This is the hook the pipeline calls when it finishes a job itself. Returns False when
+    the job was not running (finished already): completing twice is harmless.
+    """
+    broker = messages.broker_or_global(broker)
+    if user_id is None:
+        row = db.one_on(broker, "job_get_one", job_id=job_id, user_id=None)
+        if row is None:
+            raise UnknownJob(job_id=job_id)
+        user_id = row[1]
+    return complete_jobs([Completion(job_id, user_id, JobStatus(outcome), reason)], broker=broker)[0]
+
+
+def complete_jobs(completions: Sequence[Completion], *, broker=None) -> list[bool]:
+    """:func:`complete_job` for many jobs (of any users) in one transaction; in order,
+    whether each job was running and is now finished.
+
+    One statement finishes every job and promotes each freed user's next; the users' locks
+    are taken in one order, so two batches that share users cannot deadlock.
+    """
+    broker = messages.broker_or_global(broker)
+    with broker.transaction() as cur:
+        return finish_many_locked(cur, broker, completions,
+                                  lock=locks.xact_lock_many_text(cur, LOCK_SCOPE, [c.user_id for c in completions]))
+
+
+def finish_locked(cur, broker, job_id: int, user_id: int, outcome: JobStatus, reason: str | None) -> bool:
+    """:func:`complete_job` inside a transaction that already holds the user's lock."""
+    return finish_many_locked(cur, broker, [Completion(job_id, user_id, outcome, reason)])[0]
+
+
+def finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock: bytes | None = None) -> list[bool]:
+    """:func:`complete_jobs` inside a transaction that already holds the users' locks (or
+    takes them with ``lock``, in the same round trip as the finishing statement)."""
+    for c in completions:
+        if c.outcome not in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+            raise ValueError(f"a running job ends succeeded or failed, not {c.outcome.value}")
+    reasons = [c.reason or ("failed" if c.outcome is JobStatus.FAILED else None) for c in completions]
+    rows = db.many_after(cur, lock, "job_finish_many", job_ids=[c.job_id for c in completions],
+                   user_ids=[c.user_id for c in completions], outcomes=[c.outcome.value for c in completions],
+                   reasons=reasons)
+    finished = {row[1] for row in rows if row[0] == "finished"}
+    promoted = [(row[1], row[2], row[3]) for row in rows if row[0] == "promoted"]
+    for c in completions:
+        if c.job_id in finished and c.outcome is JobStatus.FAILED:
+            credits.refund(cur, c.job_id)
+    if promoted:
+        _send_all(broker, [(job_id, message_id) for job_id, _, message_id in promoted])
+    # One record per batch and kind (a busy worker finishes many jobs per transaction).
+    for outcome in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        ended = [(c, r) for c, r in zip(completions, reasons) if c.outcome is outcome and c.job_id in finished]
+        if ended:
+            logger.info("analyses finished", extra={
+                "action": "jobs_finished", "outcome": outcome.value, "job_ids": [c.job_id for c, _ in ended],
+                "user_ids": [c.user_id for c, _ in ended], "reasons": [r for _, r in ended]})
+    if promoted:
+        logger.info("analyses promoted", extra={"action": "jobs_promoted", "via": "completion",
+                                                "job_ids": [p[0] for p in promoted],
+                                                "user_ids": [p[1] for p in promoted]})
+    answers, seen = [], set()
+    for c in completions:
+        answers.append(c.job_id in finished and c.job_id not in seen)  # a job twice in one batch ends once
+        seen.add(c.job_id)
+    return answers
+
+
+def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
+    """Cancel a queued or pending job: refund its credit; the user's queue moves on."""
+    broker = messages.broker_or_global(broker)
+    with broker.transaction() as cur:
+        row = db.one(cur, "job_get_one", job_id=job_id, user_id=user_id)
+        if row is None:
+            raise UnknownJob(job_id=job_id)
+        user_lock(cur, row[1])
+        if db.one(cur, "job_cancel_one", job_id=job_id) is None:
+            raise NotCancelable(job_id=job_id, status=row[2])
+        credits.refund(cur, job_id)
+        _promote_next(cur, broker, row[1], via="cancel")
+    logger.info("analysis canceled", extra={"action": "job_canceled", "job_id": job_id, "user_id": row[1]})
+
+
+# -- pluggable work and release check -----------------------------------------------------------
+
+_plugins: dict[str, Callable] = {}
+
+
+def plugin(spec: str, default: Callable) -> Callable:
+    """The callable named ``module:function`` (imported once), or ``default`` for an empty spec."""
+    if not spec:
+        return default
+    if spec not in _plugins:
+        module, _, name = spec.partition(":")
+        _plugins[spec] = getattr(importlib.import_module(module), name)
+    return _plugins[spec]
+
+
+def simulated_work(job: Job, settings: QueueSettings) -> None:
+    """A stand-in analysis (demos, queue benchmarks): sleeps ``analyze_seconds``."""
+    if settings.analyze_seconds:
+        time.sleep(settings.analyze_seconds)
+
+
+def _provider_always_available(job: Job) -> None:
+    """The offline judge needs no provider: releasing never has to wait."""

@@ -1,0 +1,1 @@
+"""The read side and request limits: views, reports, metrics, accounts and tokens."""

@@ -1,0 +1,397 @@
+"""The report of one analysis: what a lecturer reads, as one model rendered four ways.
+
+:func:`build` reads it from the database only (two named queries of ``surface/queries.sql``, both
+filtered by the user, so another user's job is never read), never from a worker's memory:
+a report of a running job shows the verdicts written so far and the citations still
+waiting for a judge. :func:`render_html` (a self-contained, printable A4 document),
+:func:`render_csv` (UTF-8 with a BOM for spreadsheets), :func:`render_json` and
+:func:`verdict_table` (plain text for a terminal) all render that one model, so the
+dashboard, the HTTP routes, ``citeq report`` and the demo show the same facts.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from datetime import datetime, timezone
+
+from pydantic import BaseModel, Field, computed_field, field_serializer
+
+from analysis import db
+from analysis.pipeline.judges import Verdict
+
+#: How each verdict reads to a person, in the order counts and filters show them.
+VERDICT_LABELS = {
+    Verdict.not_supported.value: "not supported",
+    Verdict.partially_supported.value: "partially supported",
+    Verdict.uncertain.value: "uncertain",
+    Verdict.source_missing.value: "source missing",
+    Verdict.supported.value: "supported",
+}
+#: A citation extracted but not judged yet (its job is still running).
+PENDING = "pending"
+#: Shown where the database holds no value yet (judge, match method of an older job).
+NONE = "—"
+
+CSV_COLUMNS = ["number", "thesis_page", "marker", "claim", "source_file", "reference", "match_method",
+               "unresolved_reason", "verdict", "confidence", "evidence", "evidence_page", "rationale",
+               "carried_over"]
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class ThesisFacts(BaseModel):
+    """The analysed thesis."""
+
+    document_id: int
+    filename: str
+    pages: int | None
+
+
+class ResolvedReference(BaseModel):
+    """A reference-list entry of the thesis that was resolved to a source, and how."""
+
+    reference: str | None  #: the entry as written in the thesis
+    match_method: str | None  #: doi, author_year, title or metadata; None on jobs older than the column
+
+
+class SourceFacts(BaseModel):
+    """One source the job was admitted with, and the references resolved to it."""
+
+    document_id: int
+    filename: str
+    doi: str | None = None
+    pages: int | None = None
+    references: list[ResolvedReference] = Field(default_factory=list)
+
+
+class ReportCitation(BaseModel):
+    """One claim–citation pair of the thesis with its verdict (None while not judged yet)."""
+
+    ordinal: int  #: position among the thesis's citations, from 0, in reading order
+    marker: str  #: the citation as written: "Smith et al., 2020", "[4]"
+    claim: str
+    page: int | None  #: page of the thesis
+    source_document_id: int | None  #: the cited source; None when the citation is unresolved
+    source_filename: str | None
+    reference: str | None  #: the thesis's reference-list entry the marker points to, if found
+    match_method: str | None  #: how the source was found (doi, author_year, title, metadata)
+    unresolved_reason: str | None  #: why no source was found
+    verdict: Verdict | None
+    confidence: float | None
+    evidence: str | None  #: the quoted passage of the source
+    evidence_page: int | None  #: its page in the source
+    rationale: str | None  #: the judge's reasoning
+    carried_from_id: int | None  #: the base job's citation a delta re-check copied this verdict from
+    judged_at: datetime | None
+
+    @computed_field
+    @property
+    def number(self) -> int:
+        """The citation's number as people count (1, 2, ...)."""
+        return self.ordinal + 1
+
+    @computed_field
+    @property
+    def carried_over(self) -> bool:
+        """Whether a delta re-check copied this verdict from its base job instead of judging it."""
+        return self.carried_from_id is not None
+
+    @property
+    def verdict_key(self) -> str:
+        return self.verdict.value if self.verdict is not None else PENDING
+
+    @field_serializer("judged_at")
+    def _utc(self, value: datetime | None) -> str | None:
+        return _iso(value)
+
+
+class JobFacts(BaseModel):
+    """The job behind the report."""
+
+    id: int
+    status: str
+    delta_of: int | None  #: the base job of a delta re-check
+    judge: str | None  #: "offline", "openai:<model>"; None until the citations are extracted
+    retrieval_mode: str | None  #: bm25, hybrid, "hybrid (k of n sources embedded)"
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    error: str | None
+
+    @computed_field
+    @property
+    def duration_seconds(self) -> float | None:
+        """From start to finish; None until the job finished."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return round((self.finished_at - self.started_at).total_seconds(), 3)
+
+    @field_serializer("created_at", "started_at", "finished_at")
+    def _utc(self, value: datetime | None) -> str | None:
+        return _iso(value)
+
+
+class Report(BaseModel):
+    """Everything a lecturer reads about one analysis."""
+
+    job: JobFacts
+    thesis: ThesisFacts
+    sources: list[SourceFacts]
+    #: Citations per verdict, and ``pending`` for those not judged yet; every verdict is present.
+    counts: dict[str, int]
+    total: int  #: citations found in the thesis (0 until they are extracted)
+    judged: int
+    citations: list[ReportCitation]
+    generated_at: datetime
+
+    @field_serializer("generated_at")
+    def _utc(self, value: datetime) -> str:
+        return _iso(value)
+
+
+# -- building ---------------------------------------------------------------------------------
+
+
+def build(broker, job_id: int, *, user_id: int) -> Report | None:
+    """The report of the user's job, or None when the user has no such job."""
+    with broker.connection() as conn, conn.cursor() as cur:
+        job = db.one(cur, "report_job_one", job_id=job_id, user_id=user_id)
+        if job is None:
+            return None
+        rows = db.many(cur, "report_citations_many", job_id=job_id, user_id=user_id)
+    return assemble(job, rows)
+
+
+_CITATION_FIELDS = ["ordinal", "marker", "claim", "page", "source_document_id", "source_filename", "reference",
+                    "match_method", "unresolved_reason", "verdict", "confidence", "evidence", "evidence_page",
+                    "rationale", "carried_from_id", "judged_at"]
+
+
+def assemble(job: tuple, citation_rows: list[tuple], *, now: datetime | None = None) -> Report:
+    """The report from the rows of ``report_job_one`` and ``report_citations_many``."""
+    (jid, status, delta_of, judge, mode, created, started, finished, error, thesis_id, thesis_name, pages,
+     sources) = job
+    citations = [ReportCitation(**dict(zip(_CITATION_FIELDS, r))) for r in citation_rows]
+    counts = {v: 0 for v in VERDICT_LABELS}
+    counts[PENDING] = 0
+    for c in citations:
+        counts[c.verdict_key] += 1
+    if isinstance(sources, str):
+        sources = json.loads(sources)
+    return Report(
+        job=JobFacts(id=jid, status=status, delta_of=delta_of, judge=judge, retrieval_mode=mode,
+                     created_at=created, started_at=started, finished_at=finished, error=error),
+        thesis=ThesisFacts(document_id=thesis_id, filename=thesis_name, pages=pages),
+        sources=_sources(sources, citations),
+        counts=counts, total=len(citations), judged=len(citations) - counts[PENDING], citations=citations,
+        generated_at=now or datetime.now(timezone.utc))
+
+
+def _sources(rows: list[dict], citations: list[ReportCitation]) -> list[SourceFacts]:
+    """The job's sources, each with the distinct references (and match methods) resolved to it."""
+    resolved: dict[int, dict[tuple, ResolvedReference]] = {}
+    for c in citations:
+        if c.source_document_id is not None:
+            resolved.setdefault(c.source_document_id, {}).setdefault(
+                (c.reference, c.match_method), ResolvedReference(reference=c.reference, match_method=c.match_method))
+    return [SourceFacts(document_id=r["id"], filename=r["filename"], doi=r.get("doi"), pages=r.get("pages"),
+                        references=list(resolved.get(r["id"], {}).values())) for r in rows]
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+
+def label(verdict_key: str) -> str:
+    """A verdict (or ``pending``) as people read it."""
+    return VERDICT_LABELS.get(verdict_key, verdict_key.replace("_", " "))
+
+
+def render_json(report: Report) -> str:
+    return report.model_dump_json(indent=2)
+
+
+def render_csv(report: Report) -> str:
+    """One header row and one row per citation, in thesis order, behind a UTF-8 BOM.
+
+    Quoting is the csv module's (a field holding a quote, comma or line break is quoted, its
+    quotes doubled), so claims with quotes and line breaks survive. A cell that starts like a
+    spreadsheet formula (= + - @, tab, carriage return) gets a leading apostrophe, so opening
+    the file never runs a formula a thesis happened to contain.
+    """
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    for c in report.citations:
+        writer.writerow([_cell(v) for v in (
+            c.number, c.page, c.marker, c.claim, c.source_filename, c.reference, c.match_method,
+            c.unresolved_reason, c.verdict_key, None if c.confidence is None else f"{c.confidence:.2f}",
+            c.evidence, c.evidence_page, c.rationale, "yes" if c.carried_over else "no")])
+    return "\ufeff" + out.getvalue()
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    text = str(value)
+    if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not isinstance(value, (int, float)):
+        return "'" + text
+    return text
+
+
+def verdict_table(report: Report, *, claim_width: int = 70) -> str:
+    """The verdicts as a plain-text table for a terminal (claims clipped to ``claim_width``)."""
+    if not report.citations:
+        return "no citations (yet)"
+    rows = [[str(c.number), label(c.verdict_key), "" if c.confidence is None else f"{c.confidence:.2f}",
+             c.marker, c.source_filename or NONE, "" if c.evidence_page is None else str(c.evidence_page),
+             _clip(c.claim, claim_width)] for c in report.citations]
+    headers = ["#", "verdict", "conf", "marker", "source", "src p.", "claim"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def _clip(text: str | None, n: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return NONE
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min {secs} s" if hours else f"{minutes} min {secs} s"
+
+
+def _when(value: datetime | None) -> str:
+    return NONE if value is None else value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+_CSS = """
+@page { size: A4; margin: 14mm 12mm 16mm 12mm; }
+* { box-sizing: border-box; }
+body { font: 10pt/1.4 "Helvetica Neue", Arial, sans-serif; color: #1a1a1a; margin: 0 auto; max-width: 60rem;
+       padding: 1rem; }
+h1 { font-size: 16pt; margin: 0 0 .2rem; }
+h2 { font-size: 12pt; margin: 1.2rem 0 .4rem; break-after: avoid; page-break-after: avoid; }
+.thesis { font-size: 11pt; margin: 0 0 .6rem; }
+.facts { display: grid; grid-template-columns: max-content 1fr max-content 1fr; gap: .1rem .8rem; margin: 0; }
+.facts dt { color: #555; }
+.facts dd { margin: 0; }
+table { width: 100%; border-collapse: collapse; table-layout: fixed; }
+thead { display: table-header-group; }
+tr { break-inside: avoid; page-break-inside: avoid; }
+th, td { text-align: left; vertical-align: top; padding: .3rem .35rem; border-bottom: .5pt solid #bbb;
+         overflow-wrap: break-word; }
+th { background: #eee; font-weight: 600; }
+.counts td, .counts th { text-align: center; }
+.counts th { background: none; }
+.citations col.n { width: 2rem; } .citations col.claim { width: 24%; } .citations col.source { width: 15%; }
+.citations col.verdict { width: 13%; } .citations col.evidence { width: 27%; }
+.marker { font-weight: 600; }
+.page, .how, .ref, .confidence, .carried, .evidence-page { color: #555; font-size: 8.5pt; }
+.claim p, blockquote { margin: .1rem 0; }
+blockquote { border-left: 2pt solid #bbb; padding-left: .35rem; font-style: italic; }
+.badge { display: inline-block; padding: 0 .3rem; border-radius: 2pt; font-weight: 600; }
+.v-supported .badge { background: #d8f0dc; color: #0f5323; }
+.v-partially_supported .badge { background: #fff1c2; color: #6b4d00; }
+.v-not_supported .badge { background: #fadcdc; color: #8a1111; }
+.v-uncertain .badge { background: #e4e4f7; color: #33336b; }
+.v-source_missing .badge { background: #eee; color: #444; }
+.v-pending .badge { background: #fff; color: #777; border: .5pt dashed #999; }
+.unresolved { color: #8a1111; }
+.muted { color: #777; }
+footer { margin-top: 1rem; color: #777; font-size: 8pt; }
+@media print {
+  body { padding: 0; max-width: none; font-size: 8.5pt; }
+  .badge, th { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+}
+"""
+
+
+def render_html(report: Report) -> str:
+    """A self-contained HTML document (inline CSS, no scripts, nothing fetched) that prints on A4.
+
+    Every value from the database is escaped.
+    """
+    e = lambda v: html.escape("" if v is None else str(v), quote=True)  # noqa: E731
+    j, t = report.job, report.thesis
+    title = f"Citation report — {t.filename} (job {j.id})"
+    counts = {k: n for k, n in report.counts.items() if k != PENDING or n}  # pending only while some are
+    facts = [("Job", f"{j.id}" + (f" (re-check of job {j.delta_of})" if j.delta_of else "")),
+             ("Status", j.status + (f": {j.error}" if j.error else "")),
+             ("Judge", j.judge or NONE), ("Retrieval", j.retrieval_mode or NONE),
+             ("Started", _when(j.started_at)), ("Finished", _when(j.finished_at)),
+             ("Duration", _duration(j.duration_seconds)), ("Citations", f"{report.judged} of {report.total} judged")]
+    parts = [
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
+        f"<title>{e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n",
+        "<header>\n<h1>Citation report</h1>\n",
+        f'<p class="thesis"><span id="thesis-filename">{e(t.filename)}</span>'
+        + (f" · {e(t.pages)} pages" if t.pages else "") + "</p>\n",
+        '<dl class="facts">' + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in facts) + "</dl>\n</header>\n",
+        '<h2>Verdicts</h2>\n<table class="counts"><thead><tr>',
+        "".join(f'<th class="v-{e(k)}"><span class="badge">{e(label(k))}</span></th>' for k in counts),
+        "</tr></thead><tbody><tr>",
+        "".join(f'<td id="count-{e(k)}">{n}</td>' for k, n in counts.items()),
+        "</tr></tbody></table>\n",
+        _sources_html(report, e),
+        _citations_html(report, e),
+        f"<footer>Generated by citeq at {e(_when(report.generated_at))}.</footer>\n</body>\n</html>\n",
+    ]
+    return "".join(parts)
+
+
+def _sources_html(report: Report, e) -> str:
+    rows = []
+    for s in report.sources:
+        name = e(s.filename) + (f'<div class="ref">doi {e(s.doi)}</div>' if s.doi else "")
+        if not s.references:
+            rows.append(f'<tr><td>{name}</td><td class="muted">no citation resolved to it</td><td>{NONE}</td></tr>')
+        for i, ref in enumerate(s.references):
+            rows.append(f"<tr><td>{name if i == 0 else ''}</td><td>{e(ref.reference or NONE)}</td>"
+                        f"<td>{e(ref.match_method or NONE)}</td></tr>")
+    body = "".join(rows) or '<tr><td colspan="3" class="muted">no sources</td></tr>'
+    return ('<h2>Sources</h2>\n<table class="sources"><thead><tr><th>File</th><th>Resolved reference</th>'
+            f"<th>Matched by</th></tr></thead><tbody>{body}</tbody></table>\n")
+
+
+def _citations_html(report: Report, e) -> str:
+    rows = []
+    for c in report.citations:
+        key = c.verdict_key
+        if c.source_document_id is not None:
+            # The reference it resolved through is in the sources table; unresolved ones show theirs here.
+            source = f'{e(c.source_filename)}<div class="how">matched by {e(c.match_method or NONE)}</div>'
+        else:
+            source = ('<span class="unresolved">not resolved</span>'
+                      + (f'<div class="ref">{e(c.reference)}</div>' if c.reference else "")
+                      + (f'<div class="how">{e(c.unresolved_reason)}</div>' if c.unresolved_reason else ""))
+        verdict = (f'<span class="badge">{e(label(key))}</span>'
+                   + (f'<div class="confidence">confidence {c.confidence:.2f}</div>' if c.confidence is not None else "")
+                   + (f'<div class="carried">carried over from job {e(report.job.delta_of)}</div>'
+                      if c.carried_over else ""))
+        evidence = (f"<blockquote>{e(c.evidence)}</blockquote>" if c.evidence else "")
+        evidence += (f'<div class="evidence-page">source p. {e(c.evidence_page)}</div>'
+                     if c.evidence_page is not None else "")
+        rows.append(
+            f'<tr class="citation v-{e(key)}" id="citation-{c.number}" data-verdict="{e(key)}">'
+            f'<td class="n">{c.number}</td>'
+            f'<td class="claim"><div class="marker">{e(c.marker)}</div><p>{e(c.claim)}</p>'
+            + (f'<div class="page">thesis p. {e(c.page)}</div>' if c.page is not None else "") + "</td>"
+            f'<td class="source">{source}</td><td class="verdict">{verdict}</td>'
+            f'<td class="evidence">{evidence}</td><td class="rationale">{e(c.rationale)}</td></tr>')
+    body = "".join(rows) or '<tr><td colspan="6" class="muted">no citations found (yet)</td></tr>'
+    return ('<h2>Citations</h2>\n<table class="citations"><colgroup><col class="n"><col class="claim">'
+            '<col class="source"><col class="verdict"><col class="evidence"><col class="rationale"></colgroup>'
+            "<thead><tr><th>#</th><th>Claim</th><th>Cited source</th><th>Verdict</th><th>Evidence</th>"
+            f"<th>Rationale</th></tr></thead><tbody>{body}</tbody></table>\n")
