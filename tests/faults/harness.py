@@ -153,7 +153,8 @@ def check_and_tally(conn, case: str, jobs: list[int], faults: int) -> None:
     TALLY.charged_twice += charged_twice
     TALLY.verdicts_duplicated += duplicated
     TALLY.cases.append(case)
-    assert ended and lost == 0
+    assert ended and lost == 0, f"{case}: jobs (id, status, reason, charges, refunds, unjudged) {rows}; " \
+        f"messages not done {_messages_not_done(conn)}"
     assert charged_twice == 0 and all(r[3] == 1 for r in rows), "each job charged exactly once"
     for job_id, status, reason, _, refunds, _ in rows:
         if status == "failed":
@@ -244,3 +245,9 @@ def _close(*socks: socket.socket) -> None:
         except OSError:
             pass
         s.close()
+
+
+def _messages_not_done(conn) -> list[tuple]:
+    """What the broker still holds when a batch did not end: the first clue to where it stuck."""
+    return query(conn, "SELECT queue_name, actor_name, state::text, attempts, left(coalesce(dead_reason, ''), 120) "
+                       "FROM citeq_messages WHERE state <> 'done' ORDER BY id LIMIT 20")
