@@ -3,10 +3,13 @@ an in-process worker for it, and Given-helpers for accounts and documents."""
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 
 import dramatiq
 import pytest
+
+from citeq import cli
 
 from tests.conftest import query, wait_for  # noqa: F401 - re-exported to the tests
 
@@ -137,3 +140,18 @@ def verdicts(conn, job_id: int) -> list[tuple]:
 
 def job_status(conn, job_id: int) -> str:
     return query(conn, "SELECT status::text FROM analysis_jobs WHERE id = %s", job_id)[0][0]
+
+
+@pytest.fixture
+def run(queue_broker, capsys):
+    """Run ``citeq ARGS``: (exit status, parsed --json output or text, stderr)."""
+
+    def run(*argv: str):
+        capsys.readouterr()
+        status = cli.main(list(argv))
+        out, err = capsys.readouterr()
+        if "--json" in argv and out.strip():
+            out = json.loads(out)
+        return status, out, err
+
+    return run

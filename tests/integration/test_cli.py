@@ -14,21 +14,6 @@ from tests.integration.conftest import add_documents
 
 
 @pytest.fixture
-def run(queue_broker, capsys):
-    """Run ``citeq ARGS``: (exit status, parsed --json output or text, stderr)."""
-
-    def run(*argv: str):
-        capsys.readouterr()
-        status = cli.main(list(argv))
-        out, err = capsys.readouterr()
-        if "--json" in argv and out.strip():
-            out = json.loads(out)
-        return status, out, err
-
-    return run
-
-
-@pytest.fixture
 def alice(run, conn):
     """A user 'alice' with 3 credits and a parsed thesis and two sources: (user id, thesis, sources)."""
     status, out, _ = run("users", "create", "alice", "--credits", "3", "--json")

@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from fastapi.testclient import TestClient
 
 from analysis.surface import accounts
 from analysis.errors import InvalidInput
-from citeq import cli
 from tests.conftest import query
 from web.app import create_app
-
-
-@pytest.fixture
-def run(queue_broker, capsys):
-    def run(*argv: str):
-        capsys.readouterr()
-        status = cli.main(list(argv))
-        out, err = capsys.readouterr()
-        if "--json" in argv and out.strip():
-            out = json.loads(out)
-        return status, out, err
-    return run
 
 
 @pytest.fixture
