@@ -50,12 +50,14 @@ class QueueSettings(EnvSettings):
     release_redispatch_seconds: float = Field(300.0, gt=0)
     #: Rows a sweeper handles per tick.
     sweep_batch: int = Field(500, ge=1)
-    #: Duration of the simulated analysis (``analyze_work=analysis.queue.userqueue:simulated_work``).
+    #: Duration of the benchmarks' simulated analysis (``analyze_work=simulated``, scripts/bench_queue.py).
     analyze_seconds: float = Field(0.0, ge=0)
-    #: ``module:function`` doing an analysis' work: the pipeline (extract, then judge
-    #: per citation); ``analysis.queue.userqueue:simulated_work`` only sleeps ``analyze_seconds``.
-    analyze_work: str = "analysis.pipeline.analyze:run_analysis"
-    #: ``module:function`` checking the judge provider before a held run is released.
+    #: Name of the registered work an analysis does (``userqueue.register_work``): ``pipeline``
+    #: (extract, then judge per citation; registered by the actors); tests and benchmarks
+    #: register stand-ins in the modules their workers load.
+    analyze_work: str = "pipeline"
+    #: Name of the registered check of the judge provider before a held run is released
+    #: (``userqueue.register_release_check``); empty: none.
     release_check: str = ""
     #: Longest a worker thread's job start or completion waits for its siblings' to share
     #: one statement (only while recent batches were bigger: ``broker.batching``).
@@ -126,7 +128,8 @@ class PipelineSettings(EnvSettings):
     judge_slot_wait_seconds: float = Field(10.0, ge=0)
     #: Dispatches of one citation's judge message before the stall sweeper fails the job.
     judge_max_dispatches: int = Field(3, ge=1)
-    #: ``module:function`` returning the judge; empty means ``judges.judge_from_env``.
+    #: Name of a registered judge factory (``judges.register_judge_factory``); empty means
+    #: ``judges.judge_from_env``.
     judge_factory: str = ""
     #: Provider tokens (usage.total_tokens) one job's judge calls may cost; once spent, the
     #: job's remaining citations are `uncertain` without a call. 0 means no limit.

@@ -135,3 +135,30 @@ class Admission:
     status: JobStatus
     #: False when an idempotency key returned an earlier admission.
     created: bool
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a job's work came to, returned to the queue service, which applies it: a job
+    that ``succeeded`` or ``failed`` (with a reason; its credit is refunded) ends and frees
+    its user's queue; a ``deferred`` job stays running until a later step settles it (the
+    judge of its last citation, or a sweep)."""
+
+    status: JobStatus | None
+    reason: str | None = None
+
+    @classmethod
+    def succeeded(cls) -> Outcome:
+        return cls(JobStatus.SUCCEEDED)
+
+    @classmethod
+    def failed(cls, reason: str) -> Outcome:
+        return cls(JobStatus.FAILED, reason[:500])
+
+    @classmethod
+    def deferred(cls) -> Outcome:
+        return cls(None)
+
+    @property
+    def ends_job(self) -> bool:
+        return self.status is not None

@@ -1,9 +1,17 @@
-"""The per-user analysis queue: admit, start, release, complete, promote, cancel.
+"""The queue service: the one owner of an analysis job's lifecycle.
+
+Every change of a job's status is made here — admit, start, run, finish, promote, cancel,
+and the sweeps' transitions (resend, release retry, fail lost work). The Dramatiq
+middleware (actors/serialized.py) only adapts: it starts the jobs of the messages it is
+handed and passes on the :class:`~analysis.queue.jobs.Outcome` the work returned. The work
+itself (the pipeline, or a test's stand-in) is registered by name
+(:func:`register_work`) and returns an outcome; a later pipeline step that may end the job
+runs through :func:`settle`, which applies the outcome it returns in the step's transaction.
 
 Every admission and every promotion runs inside :func:`user_lock`, the one place that
 names the user's advisory lock. Within it, the database decides: the INSERT decides a new
-job's status, guarded UPDATEs decide transitions, a partial unique index makes two active
-first-pass jobs of one user impossible.
+job's status, guarded UPDATEs and the transitions the schema allows (schema/0016) decide
+changes, a partial unique index makes two active first-pass jobs of one user impossible.
 
 Messages are sent by actor name (``analyze``, ``promote``) on the broker passed in (or
 Dramatiq's global one), inside the caller's transaction: visible to workers on commit,
@@ -12,11 +20,8 @@ gone on rollback. The actors themselves live in ``actors/``.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
-import re
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,13 +41,12 @@ from analysis.errors import (
     NotCancelable,
     PayloadTooLarge,
     QueueFull,
-    ReleaseDeferred,
     TransientReleaseError,
     UnknownDocument,
     UnknownJob,
     UnknownUser,
 )
-from analysis.queue.jobs import Admission, Job, JobStatus
+from analysis.queue.jobs import RELEASE_TIMEOUT, Admission, Job, JobStatus, Outcome
 from analysis.settings import QueueSettings
 
 logger = logging.getLogger(__name__)
@@ -53,18 +57,6 @@ LOCK_SCOPE = "analysis_queue"
 
 ANALYZE_ACTOR = "analyze"
 PROMOTE_ACTOR = "promote"
-
-
-
-class Deferred:
-    """Returned by the work callable when the pipeline finishes the job later itself
-    (with :func:`complete_job`); the middleware then leaves the job running."""
-
-    def __repr__(self) -> str:
-        return "DEFERRED"
-
-
-DEFERRED = Deferred()
 
 
 # -- the lock ---------------------------------------------------------------------------
@@ -276,30 +268,38 @@ def start_jobs(starts: Sequence[tuple[int, str]], *, broker=None,
     return started
 
 
-def run_job(job: Job, held_status: str, *, broker=None, settings: QueueSettings | None = None):
-    """Release the job's held run (once) and do its work; the work's result.
+def run_job(job: Job, held_status: str, *, broker=None, settings: QueueSettings | None = None) -> Outcome:
+    """Release the job's held run (once) and do its work: the outcome, for :func:`complete_jobs`.
 
-    Raises :class:`ReleaseDeferred` when the release failed transiently (the
-    release-retry sweeper tries again) or the held run is no longer releasable.
+    The outcome is ``deferred`` (the job stays running) when the release failed
+    transiently (the release-retry sweeper tries again) or the held run is no longer
+    releasable; the work's own outcome otherwise (a work that returns None succeeded).
     """
     broker = messages.broker_or_global(broker)
     settings = settings or QueueSettings.from_env()
     if held_status == "held":
-        _release(job, broker, settings)
+        if not _release(job, broker, settings):
+            return Outcome.deferred()
     elif held_status != "released":
-        raise ReleaseDeferred(f"held run is {held_status}", job_id=job.id)
-    return plugin(settings.analyze_work, simulated_work)(job, settings)
+        logger.info("held run not releasable", extra={"action": "release_skipped", "job_id": job.id,
+                                                      "held_status": held_status})
+        return Outcome.deferred()
+    return _registered(WORKLOADS, "work", settings.analyze_work)(job, settings) or Outcome.succeeded()
 
 
-def _release(job: Job, broker, settings: QueueSettings) -> None:
-    check = plugin(settings.release_check, _provider_always_available)
-    try:
-        check(job)
-    except TransientReleaseError as exc:
-        defer_release(job.id, str(exc), broker=broker, settings=settings)
-        raise ReleaseDeferred(str(exc), job_id=job.id) from exc
+def _release(job: Job, broker, settings: QueueSettings) -> bool:
+    """Check the provider and release the held run; False when it must wait (deferred)."""
+    if settings.release_check:
+        try:
+            _registered(RELEASE_CHECKS, "release check", settings.release_check)(job)
+        except TransientReleaseError as exc:
+            defer_release(job.id, str(exc), broker=broker, settings=settings)
+            return False
     if db.one_on(broker, "held_run_release_one", job_id=job.id) is None:
-        raise ReleaseDeferred("held run expired or was canceled meanwhile", job_id=job.id)
+        logger.info("held run expired or was canceled meanwhile", extra={"action": "release_skipped",
+                                                                        "job_id": job.id})
+        return False
+    return True
 
 
 def defer_release(job_id: int, error: str, *, now=None, broker=None, settings: QueueSettings | None = None):
@@ -325,14 +325,21 @@ class Completion:
     outcome: JobStatus
     reason: str | None = None
 
+    @classmethod
+    def of(cls, job: Job, outcome: Outcome) -> Completion:
+        """The completion that applies an outcome that ends the job."""
+        if not outcome.ends_job:
+            raise ValueError("a deferred outcome does not complete the job")
+        return cls(job.id, job.user_id, outcome.status, outcome.reason)
+
 
 def complete_job(job_id: int, outcome: JobStatus | str, *, reason: str | None = None,
                  user_id: int | None = None, broker=None) -> bool:
     """Finish a running job and, for a first-pass job, promote the user's next one — in one
     transaction under the user's lock. A failed job's credit is refunded (once).
 
-    This is the hook the pipeline calls when it finishes a job itself. Returns False when
-    the job was not running (finished already): completing twice is harmless.
+    Returns False when the job was not running (finished already): completing twice is
+    harmless.
     """
     broker = messages.broker_or_global(broker)
     if user_id is None:
@@ -352,16 +359,31 @@ def complete_jobs(completions: Sequence[Completion], *, broker=None) -> list[boo
     """
     broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
-        return finish_many_locked(cur, broker, completions,
-                                  lock=locks.xact_lock_many_text(cur, LOCK_SCOPE, [c.user_id for c in completions]))
+        return _finish_many_locked(cur, broker, completions,
+                                   lock=locks.xact_lock_many_text(cur, LOCK_SCOPE, [c.user_id for c in completions]))
 
 
-def finish_locked(cur, broker, job_id: int, user_id: int, outcome: JobStatus, reason: str | None) -> bool:
-    """:func:`complete_job` inside a transaction that already holds the user's lock."""
-    return finish_many_locked(cur, broker, [Completion(job_id, user_id, outcome, reason)])[0]
+#: A pipeline step that may end its job, run by :func:`settle` inside its transaction
+#: (a cursor); what it returns: an outcome, or None for "the job goes on".
+Step = Callable[[object], "Outcome | None"]
 
 
-def finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock: bytes | None = None) -> list[bool]:
+def settle(job_id: int, user_id: int, step: Step, *, broker=None) -> Outcome | None:
+    """Run a step that may end a running job — the judge recording the last verdict, a
+    judge failing the job — and apply the outcome it returns, in one transaction under
+    the user's lock (taken first, as :func:`complete_jobs` takes it: no lock-order
+    deadlock). The step's outcome, or None when the job goes on or had ended already."""
+    broker = messages.broker_or_global(broker)
+    with broker.transaction() as cur:
+        user_lock(cur, user_id)
+        outcome = step(cur)
+        if outcome is None or not outcome.ends_job:
+            return outcome
+        ended = _finish_many_locked(cur, broker, [Completion(job_id, user_id, outcome.status, outcome.reason)])[0]
+    return outcome if ended else None
+
+
+def _finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock: bytes | None = None) -> list[bool]:
     """:func:`complete_jobs` inside a transaction that already holds the users' locks (or
     takes them with ``lock``, in the same round trip as the finishing statement)."""
     for c in completions:
@@ -411,26 +433,77 @@ def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
     logger.info("analysis canceled", extra={"action": "job_canceled", "job_id": job_id, "user_id": row[1]})
 
 
-# -- pluggable work and release check -----------------------------------------------------------
-
-_plugins: dict[str, Callable] = {}
+# -- the sweeps' transitions -----------------------------------------------------------------
 
 
-def plugin(spec: str, default: Callable) -> Callable:
-    """The callable named ``module:function`` (imported once), or ``default`` for an empty spec."""
-    if not spec:
-        return default
-    if spec not in _plugins:
-        module, _, name = spec.partition(":")
-        _plugins[spec] = getattr(importlib.import_module(module), name)
-    return _plugins[spec]
+def resend(job_id: int, old_message_id: str, *, broker=None) -> bool:
+    """Give a pending job whose message was lost a new one (guarded on the old message id,
+    so two sweepers never both re-send) and send it; whether this call re-sent it."""
+    broker = messages.broker_or_global(broker)
+    with broker.transaction() as cur:
+        message_id = messages.new_message_id()
+        if db.one(cur, "job_resend_one", job_id=job_id, message_id=message_id,
+                  old_message_id=old_message_id) is None:
+            return False
+        messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+    return True
 
 
-def simulated_work(job: Job, settings: QueueSettings) -> None:
-    """A stand-in analysis (demos, queue benchmarks): sleeps ``analyze_seconds``."""
-    if settings.analyze_seconds:
-        time.sleep(settings.analyze_seconds)
+def retry_release(job_id: int, user_id: int, *, now=None, broker=None,
+                  settings: QueueSettings | None = None) -> str | None:
+    """A due held-run release: ``expired`` (its window is over: the job fails with
+    ``release_timeout``, refunded, and the user's queue moves on), ``retried`` (a new
+    analyze message tries the release again), or None (another sweep took it)."""
+    broker = messages.broker_or_global(broker)
+    settings = settings or QueueSettings.from_env()
+    with broker.transaction() as cur:
+        user_lock(cur, user_id)
+        message_id = messages.new_message_id()
+        row = db.one(cur, "held_run_claim_retry_one", job_id=job_id, now=now, message_id=message_id,
+                     redispatch_seconds=settings.release_redispatch_seconds)
+        if row is None:
+            return None  # another sweep took it, or the job moved on
+        (expire,) = row
+        if expire:
+            ended = _finish_many_locked(cur, broker, [Completion(job_id, user_id, JobStatus.FAILED, RELEASE_TIMEOUT)])
+            return "expired" if ended[0] else None
+        messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+        return "retried"
 
 
-def _provider_always_available(job: Job) -> None:
-    """The offline judge needs no provider: releasing never has to wait."""
+# -- registered work and release checks ---------------------------------------------------------
+
+#: What a job's work is: it gets the job and the queue settings and returns an outcome
+#: (None: succeeded); an exception fails the job.
+Work = Callable[[Job, QueueSettings], "Outcome | None"]
+#: Checks the judge provider before a held run is released; raises
+#: :class:`~analysis.errors.TransientReleaseError` while it is unavailable.
+ReleaseCheck = Callable[[Job], None]
+
+#: Work by name; ``CITEQ_ANALYZE_WORK`` chooses one. The actors register the pipeline
+#: (``pipeline``); tests and benchmarks register their stand-ins in a module the worker
+#: loads next to the actors (``dramatiq actors tests.e2e.hooks``).
+WORKLOADS: dict[str, Work] = {}
+#: Release checks by name; ``CITEQ_RELEASE_CHECK`` chooses one (empty: no check, the
+#: offline judge needs no provider).
+RELEASE_CHECKS: dict[str, ReleaseCheck] = {}
+
+
+def register_work(name: str, work: Work) -> Work:
+    """Make ``work`` the job work named ``name`` in this process (``CITEQ_ANALYZE_WORK``)."""
+    WORKLOADS[name] = work
+    return work
+
+
+def register_release_check(name: str, check: ReleaseCheck) -> ReleaseCheck:
+    """Make ``check`` the release check named ``name`` in this process (``CITEQ_RELEASE_CHECK``)."""
+    RELEASE_CHECKS[name] = check
+    return check
+
+
+def _registered(registry: dict[str, Callable], kind: str, name: str) -> Callable:
+    try:
+        return registry[name]
+    except KeyError:
+        raise LookupError(f"no {kind} is registered as {name!r} in this process (registered: "
+                          f"{', '.join(sorted(registry)) or 'none'})") from None
