@@ -114,7 +114,7 @@ SET state = 'dead', finished_at = now(), dead_reason = %(reason)s,
 WHERE id = %(id)s AND lease_token = %(token)s AND state = 'running';
 
 -- extend_leases --
--- Heartbeat: every message this worker holds gets a fresh lease. Rows another statement
+-- LeaseKeeper.renew: every message this worker holds gets a fresh lease. Rows another statement
 -- has locked are skipped, never waited for: the consumer's ack is finishing them (no
 -- lease needed any more), or a reaper or another worker took them over (the lease is
 -- lost anyway). So a heartbeat never takes part in a deadlock.
@@ -167,7 +167,7 @@ WHERE message_key IN (SELECT message_key FROM citeq_results WHERE expires_at < n
                       FOR UPDATE SKIP LOCKED);
 
 -- upsert_worker --
--- Heartbeat row of one worker process: alive, which queues it serves, its connections.
+-- The row of one worker process (LeaseKeeper.renew): alive, which queues it serves, its connections.
 INSERT INTO citeq_workers (worker_id, hostname, pid, queues, connections)
 VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(queues)s, %(connections)s)
 ON CONFLICT (worker_id) DO UPDATE

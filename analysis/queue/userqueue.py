@@ -25,6 +25,8 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
+from typing import NamedTuple
 
 import psycopg2.errors
 
@@ -57,6 +59,68 @@ LOCK_SCOPE = "analysis_queue"
 
 ANALYZE_ACTOR = "analyze"
 PROMOTE_ACTOR = "promote"
+
+
+# -- rows, as the named queries return them ---------------------------------------------
+
+
+class _AdmitRow(NamedTuple):
+    """``job_admit_one``: an earlier admission with the key, the facts checked, the new job."""
+
+    existing_id: int | None
+    existing_status: str | None
+    balance: int | None
+    active_jobs: int
+    budget_exhausted: bool
+    job_id: int | None
+    status: str | None
+
+
+class _DocumentRow(NamedTuple):
+    """``admission_documents_many``: one of the user's documents (id None: none of them)."""
+
+    id: int | None
+    kind: str | None
+    status: str | None
+    doi: str | None
+    delta_base_found: bool
+
+
+class _JobRow(NamedTuple):
+    """``job_get_one``."""
+
+    id: int
+    user_id: int
+    status: str
+    delta_of_job_id: int | None
+
+
+class _StartedRow(NamedTuple):
+    """``job_start_many``: a job now running, and its held run's status."""
+
+    id: int
+    user_id: int
+    thesis_id: int
+    delta_of_job_id: int | None
+    options: dict | None
+    held_status: str
+    message_id: str
+
+
+class _FinishedRow(NamedTuple):
+    """``job_finish_many``: a job that ended (kind ``finished``) or was promoted (``promoted``)."""
+
+    kind: str
+    job_id: int
+    user_id: int
+    message_id: str | None
+
+
+class DeferredRelease(NamedTuple):
+    """``held_run_defer_one``: the held run's failed attempts so far, and its next one."""
+
+    attempts: int
+    next_attempt_at: datetime
 
 
 # -- the lock ---------------------------------------------------------------------------
@@ -142,16 +206,17 @@ def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id:
         # The lock and the statement that decides go in one round trip: the lock is held
         # from its grant to the commit, and that window is what concurrent admits of one
         # user queue behind.
-        (existing_id, existing_status, balance, active_jobs, budget_exhausted, job_id, status) = db.one_after(
+        admitted = _AdmitRow(*db.one_after(
             cur, user_lock_text(cur, user_id), "job_admit_one", user_id=user_id, thesis_id=thesis_id,
             delta_of_job_id=delta_of_job_id, cost=settings.job_cost, message_id=message_id, idempotency_key=idempotency_key,
             options=encoded, document_ids=[thesis_id, *dict.fromkeys(source_ids)], checked=refusal is None,
             max_active_jobs=settings.max_active_jobs, provider=settings.judge_provider,
-        )
-        if existing_id is not None:
-            return Admission(job_id=existing_id, status=JobStatus(existing_status), created=False)
+        ))
+        job_id, status = admitted.job_id, admitted.status
+        if admitted.existing_id is not None:
+            return Admission(job_id=admitted.existing_id, status=JobStatus(admitted.existing_status), created=False)
         if job_id is None:
-            raise _refusal(user_id, delta_of_job_id, balance, active_jobs, budget_exhausted, refusal, settings)
+            raise _refusal(user_id, delta_of_job_id, admitted, refusal, settings)
         credits.charge_at_commit(broker, cur, user_id, job_id, settings.job_cost)
         if status == JobStatus.PENDING:
             messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
@@ -160,18 +225,17 @@ def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id:
     return Admission(job_id=job_id, status=JobStatus(status), created=True)
 
 
-def _refusal(user_id, delta_of_job_id, balance, active_jobs, budget_exhausted, refusal,
-             settings: QueueSettings) -> Exception:
+def _refusal(user_id, delta_of_job_id, facts: _AdmitRow, refusal, settings: QueueSettings) -> Exception:
     """The first check that refused an admission, in the order the checks are documented."""
-    if balance is None:
+    if facts.balance is None:
         return UnknownUser(user_id=user_id)
-    if balance < settings.job_cost:
-        return InsufficientCredits(balance=balance, cost=settings.job_cost)
+    if facts.balance < settings.job_cost:
+        return InsufficientCredits(balance=facts.balance, cost=settings.job_cost)
     if refusal is not None:
         return refusal
-    if delta_of_job_id is None and active_jobs >= settings.max_active_jobs:
-        return QueueFull(active=active_jobs, limit=settings.max_active_jobs)
-    if budget_exhausted:
+    if delta_of_job_id is None and facts.active_jobs >= settings.max_active_jobs:
+        return QueueFull(active=facts.active_jobs, limit=settings.max_active_jobs)
+    if facts.budget_exhausted:
         return BudgetExhausted(provider=settings.judge_provider)
     raise AssertionError("job_admit_one inserted no job, yet every check passed")
 
@@ -182,20 +246,20 @@ def _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id) -> Ex
     Runs before the user's lock: documents and jobs of a user change only through their
     own uploads and admissions, not under a running admission's feet.
     """
-    rows = db.many(cur, "admission_documents_many", user_id=user_id, delta_of_job_id=delta_of_job_id,
-                   ids=[thesis_id, *source_ids])
-    if not rows[0][4]:
+    rows = [_DocumentRow(*r) for r in db.many(cur, "admission_documents_many", user_id=user_id,
+                                              delta_of_job_id=delta_of_job_id, ids=[thesis_id, *source_ids])]
+    if not rows[0].delta_base_found:
         return UnknownJob(job_id=delta_of_job_id)
-    found = {r[0]: r[1:4] for r in rows if r[0] is not None}
+    found = {r.id: r for r in rows if r.id is not None}
     expected = [(thesis_id, "thesis"), *((s, "source") for s in source_ids)]
     for doc_id, kind in expected:
-        if doc_id not in found or found[doc_id][0] != kind:
+        if doc_id not in found or found[doc_id].kind != kind:
             return UnknownDocument(f"document {doc_id} is not a {kind} of this user", document_id=doc_id)
     for doc_id, _ in expected:
-        if found[doc_id][1] != "parsed":
-            return DocumentNotReady(document_id=doc_id, status=found[doc_id][1])
+        if found[doc_id].status != "parsed":
+            return DocumentNotReady(document_id=doc_id, status=found[doc_id].status)
     for doc_id in source_ids:
-        doi = found[doc_id][2]
+        doi = found[doc_id].doi
         if doi is not None and not inputs.DOI_PATTERN.match(doi):
             return InvalidDoi(f"source {doc_id} has a malformed DOI: {doi!r}", document_id=doc_id, doi=doi)
     return None
@@ -210,10 +274,11 @@ def _promote_next(cur, broker, user_id: int, via: str) -> int | None:
     row = db.one(cur, "job_promote_next_one", user_id=user_id, message_id=message_id, via=via)
     if row is None:
         return None
-    messages.send(broker, ANALYZE_ACTOR, args=(row[0],), message_id=message_id)
-    logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": row[0], "user_id": user_id,
+    (job_id,) = row
+    messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+    logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": job_id, "user_id": user_id,
                                             "via": via})
-    return row[0]
+    return job_id
 
 
 def _send_all(broker, jobs: Sequence[tuple[int, str]]) -> None:
@@ -250,21 +315,22 @@ def start_jobs(starts: Sequence[tuple[int, str]], *, broker=None,
     """:func:`start_job` for many (job id, message id) pairs in one statement, in order."""
     settings = settings or QueueSettings.from_env()
     ordered = sorted(starts)  # rows are locked in id order: two batches cannot deadlock
-    rows = db.many_on(messages.broker_or_global(broker), "job_start_many", job_ids=[s[0] for s in ordered],
-                      message_ids=[s[1] for s in ordered], release=not settings.release_check)
-    by_message = {(row[0], row[6]): row for row in rows}
+    rows = [_StartedRow(*r) for r in db.many_on(
+        messages.broker_or_global(broker), "job_start_many", job_ids=[s[0] for s in ordered],
+        message_ids=[s[1] for s in ordered], release=not settings.release_check)]
+    by_message = {(row.id, row.message_id): row for row in rows}
     started: list[tuple[Job, str] | None] = []
     for job_id, message_id in starts:
         row = by_message.pop((job_id, message_id), None)  # a message twice in one batch starts once
         if row is None:
             started.append(None)
             continue
-        started.append((Job(id=row[0], user_id=row[1], thesis_id=row[2], delta_of_job_id=row[3],
-                            options=row[4] or {}), row[5]))
+        started.append((Job(id=row.id, user_id=row.user_id, thesis_id=row.thesis_id,
+                            delta_of_job_id=row.delta_of_job_id, options=row.options or {}), row.held_status))
     if rows:
         # One record per batch: a busy worker starts many jobs per statement.
-        logger.info("analyses started", extra={"action": "jobs_started", "job_ids": [r[0] for r in rows],
-                                               "user_ids": [r[1] for r in rows]})
+        logger.info("analyses started", extra={"action": "jobs_started", "job_ids": [r.id for r in rows],
+                                               "user_ids": [r.user_id for r in rows]})
     return started
 
 
@@ -302,18 +368,22 @@ def _release(job: Job, broker, settings: QueueSettings) -> bool:
     return True
 
 
-def defer_release(job_id: int, error: str, *, now=None, broker=None, settings: QueueSettings | None = None):
-    """Record a failed release and schedule its retry; (attempts, next attempt at) or None."""
+def defer_release(job_id: int, error: str, *, now=None, broker=None,
+                  settings: QueueSettings | None = None) -> DeferredRelease | None:
+    """Record a failed release and schedule its retry; None when the run is no longer held."""
     settings = settings or QueueSettings.from_env()
     row = db.one_on(
         messages.broker_or_global(broker), "held_run_defer_one", job_id=job_id, error=error[:500], now=now,
         window_seconds=settings.release_window_seconds, backoff_base=settings.release_backoff_base,
         backoff_cap=settings.release_backoff_cap,
     )
-    if row is not None:
-        logger.warning("held run release deferred", extra={"action": "release_deferred", "job_id": job_id,
-                                                           "attempts": row[0], "next_attempt_at": str(row[1])})
-    return row
+    if row is None:
+        return None
+    deferred = DeferredRelease(*row)
+    logger.warning("held run release deferred", extra={"action": "release_deferred", "job_id": job_id,
+                                                       "attempts": deferred.attempts,
+                                                       "next_attempt_at": str(deferred.next_attempt_at)})
+    return deferred
 
 
 @dataclass(frozen=True)
@@ -346,7 +416,7 @@ def complete_job(job_id: int, outcome: JobStatus | str, *, reason: str | None = 
         row = db.one_on(broker, "job_get_one", job_id=job_id, user_id=None)
         if row is None:
             raise UnknownJob(job_id=job_id)
-        user_id = row[1]
+        user_id = _JobRow(*row).user_id
     return complete_jobs([Completion(job_id, user_id, JobStatus(outcome), reason)], broker=broker)[0]
 
 
@@ -390,16 +460,16 @@ def _finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock:
         if c.outcome not in (JobStatus.SUCCEEDED, JobStatus.FAILED):
             raise ValueError(f"a running job ends succeeded or failed, not {c.outcome.value}")
     reasons = [c.reason or ("failed" if c.outcome is JobStatus.FAILED else None) for c in completions]
-    rows = db.many_after(cur, lock, "job_finish_many", job_ids=[c.job_id for c in completions],
-                   user_ids=[c.user_id for c in completions], outcomes=[c.outcome.value for c in completions],
-                   reasons=reasons)
-    finished = {row[1] for row in rows if row[0] == "finished"}
-    promoted = [(row[1], row[2], row[3]) for row in rows if row[0] == "promoted"]
+    rows = [_FinishedRow(*r) for r in db.many_after(
+        cur, lock, "job_finish_many", job_ids=[c.job_id for c in completions],
+        user_ids=[c.user_id for c in completions], outcomes=[c.outcome.value for c in completions], reasons=reasons)]
+    finished = {row.job_id for row in rows if row.kind == "finished"}
+    promoted = [row for row in rows if row.kind == "promoted"]
     for c in completions:
         if c.job_id in finished and c.outcome is JobStatus.FAILED:
             credits.refund(cur, c.job_id)
     if promoted:
-        _send_all(broker, [(job_id, message_id) for job_id, _, message_id in promoted])
+        _send_all(broker, [(row.job_id, row.message_id) for row in promoted])
     # One record per batch and kind (a busy worker finishes many jobs per transaction).
     for outcome in (JobStatus.SUCCEEDED, JobStatus.FAILED):
         ended = [(c, r) for c, r in zip(completions, reasons) if c.outcome is outcome and c.job_id in finished]
@@ -409,8 +479,8 @@ def _finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock:
                 "user_ids": [c.user_id for c, _ in ended], "reasons": [r for _, r in ended]})
     if promoted:
         logger.info("analyses promoted", extra={"action": "jobs_promoted", "via": "completion",
-                                                "job_ids": [p[0] for p in promoted],
-                                                "user_ids": [p[1] for p in promoted]})
+                                                "job_ids": [p.job_id for p in promoted],
+                                                "user_ids": [p.user_id for p in promoted]})
     answers, seen = [], set()
     for c in completions:
         answers.append(c.job_id in finished and c.job_id not in seen)  # a job twice in one batch ends once
@@ -425,12 +495,13 @@ def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
         row = db.one(cur, "job_get_one", job_id=job_id, user_id=user_id)
         if row is None:
             raise UnknownJob(job_id=job_id)
-        user_lock(cur, row[1])
+        job = _JobRow(*row)
+        user_lock(cur, job.user_id)
         if db.one(cur, "job_cancel_one", job_id=job_id) is None:
-            raise NotCancelable(job_id=job_id, status=row[2])
+            raise NotCancelable(job_id=job_id, status=job.status)
         credits.refund(cur, job_id)
-        _promote_next(cur, broker, row[1], via="cancel")
-    logger.info("analysis canceled", extra={"action": "job_canceled", "job_id": job_id, "user_id": row[1]})
+        _promote_next(cur, broker, job.user_id, via="cancel")
+    logger.info("analysis canceled", extra={"action": "job_canceled", "job_id": job_id, "user_id": job.user_id})
 
 
 # -- the sweeps' transitions -----------------------------------------------------------------
