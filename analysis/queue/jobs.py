@@ -114,7 +114,7 @@ WORKER_LOST = "worker_lost"
 
 @dataclass(frozen=True)
 class Job:
-    """What a worker knows about the job it runs (handed to the pluggable work callable)."""
+    """What a worker knows about the job it runs (handed to the registered work)."""
 
     id: int
     user_id: int
