@@ -74,29 +74,27 @@ BEGIN
     RETURN NULL;
 END $$;
 
--- Changed: reject a status change analysis_job_transitions does not list, then write the
--- events of the changes it does. Per statement (transition tables), not per row: the
+-- Raised by the audit triggers for a change the transitions do not list; returns nothing.
+CREATE FUNCTION lifecycle_refuse(machine text, id bigint, from_status text, to_status text)
+RETURNS analysis_job_event_kind LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '% % may not go from % to %', machine, id, from_status, to_status
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'lifecycle_allowed_transition';
+END $$;
+
+-- Changed: write the event of each change analysis_job_transitions lists, and fail on a
+-- status change it does not list (lifecycle_refuse, called only for such a row). Per
+-- statement (transition tables), not per row, and one pass over the changed rows: the
 -- queue's batch statements start and finish many jobs at once. In one statement a job's
 -- end comes before the promotion it frees.
 CREATE FUNCTION analysis_jobs_audit_update() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    bad record;
 BEGIN
-    SELECT o.id, o.status AS from_status, n.status AS to_status INTO bad
-    FROM before_change o JOIN after_change n USING (id)
-    WHERE o.status <> n.status
-      AND NOT EXISTS (SELECT 1 FROM analysis_job_transitions t
-                      WHERE t.from_status = o.status AND t.to_status = n.status)
-    LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'analysis job % may not go from % to %', bad.id, bad.from_status, bad.to_status
-            USING ERRCODE = 'check_violation', CONSTRAINT = 'analysis_jobs_allowed_transition';
-    END IF;
     INSERT INTO analysis_job_events (job_id, user_id, event, detail)
-    SELECT n.id, n.user_id, t.event,
+    SELECT n.id, n.user_id,
+           coalesce(t.event, lifecycle_refuse('analysis job', n.id, o.status::text, n.status::text)),
            CASE t.event WHEN 'promoted' THEN n.promoted_via ELSE n.failure_reason END
     FROM before_change o JOIN after_change n USING (id)
-    JOIN analysis_job_transitions t ON t.from_status = o.status AND t.to_status = n.status
+    LEFT JOIN analysis_job_transitions t ON t.from_status = o.status AND t.to_status = n.status
     WHERE o.status <> n.status
        OR (n.status = 'running' AND n.started_at IS DISTINCT FROM o.started_at)
        OR (n.status = 'pending' AND n.message_id <> o.message_id)
@@ -110,32 +108,26 @@ CREATE TRIGGER analysis_jobs_audit_update AFTER UPDATE ON analysis_jobs
     REFERENCING OLD TABLE AS before_change NEW TABLE AS after_change
     FOR EACH STATEMENT EXECUTE FUNCTION analysis_jobs_audit_update();
 
--- A held run: reject a change held_run_transitions does not list; write 'released' and
--- 'release_deferred' (one more failed attempt, detail the error).
+-- A held run: fail on a status change held_run_transitions does not list; write 'released'
+-- and 'release_deferred' (one more failed attempt, detail the error).
 CREATE FUNCTION held_runs_audit_update() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    bad record;
 BEGIN
-    SELECT o.job_id, o.status AS from_status, n.status AS to_status INTO bad
-    FROM before_change o JOIN after_change n USING (job_id)
-    WHERE o.status <> n.status
-      AND NOT EXISTS (SELECT 1 FROM held_run_transitions t
-                      WHERE t.from_status = o.status AND t.to_status = n.status)
-    LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'held run of job % may not go from % to %', bad.job_id, bad.from_status, bad.to_status
-            USING ERRCODE = 'check_violation', CONSTRAINT = 'held_runs_allowed_transition';
-    END IF;
     INSERT INTO analysis_job_events (job_id, user_id, event, detail)
     SELECT e.job_id, j.user_id, e.event, e.detail FROM (
-        SELECT n.job_id, 'released'::analysis_job_event_kind AS event, NULL AS detail
+        SELECT n.job_id,
+               CASE WHEN t.from_status IS NULL
+                    THEN lifecycle_refuse('held run of job', n.job_id, o.status::text, n.status::text)
+                    WHEN n.status = 'released' THEN 'released'::analysis_job_event_kind END AS event,
+               NULL AS detail
         FROM before_change o JOIN after_change n USING (job_id)
-        WHERE o.status = 'held' AND n.status = 'released'
+        LEFT JOIN held_run_transitions t ON t.from_status = o.status AND t.to_status = n.status
+        WHERE o.status <> n.status
         UNION ALL
         SELECT n.job_id, 'release_deferred', n.last_error
         FROM before_change o JOIN after_change n USING (job_id)
         WHERE n.release_attempts > o.release_attempts
     ) AS e JOIN analysis_jobs j ON j.id = e.job_id
+    WHERE e.event IS NOT NULL
     ORDER BY e.job_id;
     RETURN NULL;
 END $$;

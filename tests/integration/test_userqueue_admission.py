@@ -289,6 +289,14 @@ def test_the_database_refuses_a_status_change_it_does_not_list(queue_broker, con
                     "('succeeded', 'failed', 'canceled') THEN now() END WHERE id = %s", new, new, job)
 
 
+def test_the_database_refuses_a_held_run_change_it_does_not_list(queue_broker, conn):
+    thesis, sources = given_user(conn, 1)
+    job = userqueue.admit(1, thesis, sources)
+    query(conn, "UPDATE held_runs SET status = 'expired' WHERE job_id = %s", job.job_id)  # listed
+    with pytest.raises(psycopg2.errors.CheckViolation, match="may not go from expired to released"):
+        query(conn, "UPDATE held_runs SET status = 'released' WHERE job_id = %s", job.job_id)
+
+
 def test_the_busy_predicate_is_one_view_that_every_queue_query_uses():
     """"The user is busy" is written once (analysis_jobs_blocking); no queue query repeats it."""
     text = (ROOT / "analysis" / "queue" / "queries.sql").read_text()
