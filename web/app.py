@@ -111,6 +111,7 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
                   docs_url=None, redoc_url=None,  # web/apidocs.py serves /docs without a CDN
                   responses=ERROR_RESPONSES)
     app.state.broker, app.state.settings = broker, settings
+    app.state.metrics = metrics.registry(broker)
 
     @app.exception_handler(ApiError)
     async def _api_error(request, exc: ApiError):
@@ -189,8 +190,8 @@ def _routes(app: FastAPI) -> None:
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     def prometheus(request: Request):
         """Prometheus text format: queues, jobs by state, latencies, promotions, refunds, provider calls."""
-        return PlainTextResponse(metrics.render(request.app.state.broker),
-                                 media_type="text/plain; version=0.0.4; charset=utf-8")
+        return PlainTextResponse(metrics.render(request.app.state.broker, request.app.state.metrics),
+                                 media_type=metrics.CONTENT_TYPE)
 
     @app.get("/api/me", tags=["users"], response_model=accounts.Account)
     def me(request: Request, user_id: int = Depends(user)):
