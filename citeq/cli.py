@@ -101,10 +101,9 @@ def emit(args, data, human: Callable[[], str] | str) -> None:
 
 
 def table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> str:
-    cells = [[("" if c is None else str(c)) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+    from analysis.surface import terminal
+
+    return terminal.table(rows, headers)
 
 
 def _job_rows(jobs) -> list[list]:
