@@ -28,6 +28,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from broker.settings import EnvSettings, env_field
+
 from analysis.queue.jobs import ACTIVE, TERMINAL, JobStatus
 from analysis.surface import terminal
 
@@ -43,8 +45,15 @@ THESES = {
 BATCH = ["thesis_retrieval_practice.pdf", "thesis_urban_heat.pdf", "thesis_retrieval_practice.pdf",
          "thesis_urban_heat.pdf", "thesis_retrieval_practice.pdf"]
 TIMEOUT_SECONDS = 150.0
-#: The offline judge answers in microseconds; the demo paces it so the progress is watchable.
-JUDGE_SECONDS = float(os.environ.get("CITEQ_DEMO_JUDGE_SECONDS") or 0.3)
+
+
+class DemoSettings(EnvSettings):
+    #: The offline judge answers in microseconds; the demo paces it so the progress is watchable.
+    judge_seconds: float = env_field(0.3, "CITEQ_DEMO_JUDGE_SECONDS",
+                                     "demo: seconds the judge takes per citation (0: full speed)", ge=0)
+
+
+JUDGE_SECONDS = DemoSettings.from_env().judge_seconds
 BAR_WIDTH = 24
 
 
@@ -92,7 +101,7 @@ def _executable(name: str) -> str:
 def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     out = out or sys.stdout
     from broker.migrate import migrate
-    from citeq.devdb import database_url
+    from citeq.devdb import database_url, default_home
 
     url = database_url()
     os.environ["DATABASE_URL"] = url
@@ -105,7 +114,7 @@ def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     env = dict(os.environ, DATABASE_URL=url, PYTHONUNBUFFERED="1")
     if JUDGE_SECONDS > 0 and not os.environ.get("CITEQ_JUDGE_FACTORY"):
         env["CITEQ_JUDGE_FACTORY"] = "citeq.demo:paced_judge"
-    log_dir = Path(os.environ.get("CITEQ_HOME") or ROOT / ".citeq") / "demo"
+    log_dir = default_home() / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
     procs = Processes(env, log_dir)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)

@@ -101,8 +101,10 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
     settings = settings or WebSettings.from_env()
     if broker is None:
         from broker.migrate import migrate
+        from broker.settings import BrokerSettings
 
-        migrate(os.environ["DATABASE_URL"]) if os.environ.get("DATABASE_URL") else None
+        url = BrokerSettings.from_env().database_url
+        migrate(url) if url else None
         import actors
 
         broker = actors.broker
