@@ -383,6 +383,7 @@ def _env_epilog(*settings) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from analysis.pipeline.embeddings import EmbeddingsSettings
     from analysis.pipeline.judges import JudgeSettings
     from analysis.settings import PipelineSettings, QueueSettings
     from analysis.surface.accounts import TokenSettings
@@ -394,7 +395,8 @@ def build_parser() -> argparse.ArgumentParser:
     url_only = {"DATABASE_URL": BrokerSettings.environment()["DATABASE_URL"]}
     db_env = _env_epilog(url_only, DevDbSettings)
     queue_env = _env_epilog(url_only, QueueSettings)
-    all_env = _env_epilog(BrokerSettings, QueueSettings, PipelineSettings, JudgeSettings, WebSettings, TokenSettings)
+    all_env = _env_epilog(BrokerSettings, QueueSettings, PipelineSettings, JudgeSettings, EmbeddingsSettings,
+                          WebSettings, TokenSettings)
     parser = argparse.ArgumentParser(prog="citeq", description=__doc__, formatter_class=fmt, epilog=all_env)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -473,8 +475,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=_count, default=100)
 
     p = add("demo", cmd_demo, "the whole thing in one go: five analyses of the sample theses, live",
-            _env_epilog(BrokerSettings, QueueSettings, PipelineSettings, JudgeSettings, WebSettings,
-                        TokenSettings, DevDbSettings, DemoSettings))
+            _env_epilog(BrokerSettings, QueueSettings, PipelineSettings, JudgeSettings, EmbeddingsSettings,
+                        WebSettings, TokenSettings, DevDbSettings, DemoSettings))
     p.add_argument("--threads", type=int, default=4, help="worker threads of the demo's worker process")
     p.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
 

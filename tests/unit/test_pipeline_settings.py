@@ -43,6 +43,7 @@ def test_empty_variables_are_unset_keywords_win_and_direct_construction_reads_no
 
 
 def test_every_variable_is_declared_once():
+    from analysis.pipeline.embeddings import EmbeddingsSettings
     from analysis.pipeline.judges import JudgeSettings
     from analysis.surface.accounts import TokenSettings
     from broker.settings import BrokerSettings
@@ -56,7 +57,7 @@ def test_every_variable_is_declared_once():
     assert issubclass(QueueSettings, JudgeChoice) and issubclass(JudgeSettings, JudgeChoice)
     assert JudgeSettings.from_env({"CITEQ_JUDGE": " OpenAI "}).kind == "openai"
     declared = [var for cls in (BrokerSettings, QueueSettings, PipelineSettings, WebSettings, TokenSettings,
-                                DevDbSettings, DemoSettings)
+                                DevDbSettings, DemoSettings, EmbeddingsSettings)
                 for var in cls.variables().values()]
     declared += [v for k, v in JudgeSettings.variables().items() if k != "judge_provider"]
     assert len(declared) == len(set(declared)), sorted(v for v in declared if declared.count(v) > 1)
