@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 #: The environment :meth:`EnvSettings.from_env` reads instead of the process's, while it builds.
 _environ: ContextVar[Mapping[str, str] | None] = ContextVar("citeq_settings_environ", default=None)
 _validated: dict[tuple, "EnvSettings"] = {}
+_variables: dict[type, dict[str, str]] = {}
 
 
 class _MappingEnvSource(EnvSettingsSource):
@@ -56,8 +57,11 @@ class EnvSettings(BaseSettings):
     @classmethod
     def variables(cls) -> dict[str, str]:
         """{field: its environment variable} of every field that has one."""
-        return {name: f.validation_alias for name, f in cls.model_fields.items()
-                if isinstance(f.validation_alias, str)}
+        found = _variables.get(cls)
+        if found is None:
+            found = _variables[cls] = {name: f.validation_alias for name, f in cls.model_fields.items()
+                                       if isinstance(f.validation_alias, str)}
+        return found
 
     @classmethod
     def environment(cls) -> dict[str, str]:
@@ -74,7 +78,7 @@ class EnvSettings(BaseSettings):
         overrides = {k: v for k, v in overrides.items() if v is not None}
         # Validating is the expensive part, and hot paths read their settings per message:
         # the same variables and overrides give a copy of the model validated before.
-        seen = tuple((var, env[var]) for var in cls.variables().values() if env.get(var))
+        seen = tuple((var, value) for var in cls.variables().values() if (value := env.get(var)))
         key = (cls, seen, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
         validated = _validated.get(key)
         if validated is None:

@@ -113,7 +113,7 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
                   docs_url=None, redoc_url=None,  # web/apidocs.py serves /docs without a CDN
                   responses=ERROR_RESPONSES)
     app.state.broker, app.state.settings = broker, settings
-    app.state.metrics = metrics.registry(broker)
+    app.state.metrics = metrics.private_registry(broker)
 
     @app.exception_handler(ApiError)
     async def _api_error(request, exc: ApiError):

@@ -99,13 +99,13 @@ class PostgresCollector(Collector):
         yield limits
 
 
-def registry(broker) -> CollectorRegistry:
+def private_registry(broker) -> CollectorRegistry:
     """A registry of its own holding the Postgres collector of ``broker``."""
     found = CollectorRegistry(auto_describe=False)
     found.register(PostgresCollector(broker))
     return found
 
 
-def render(broker, registry_: CollectorRegistry | None = None) -> str:
-    """The exposition text of ``registry_`` (default: a fresh one for ``broker``)."""
-    return generate_latest(registry_ or registry(broker)).decode("utf-8")
+def render(broker, registry: CollectorRegistry | None = None) -> str:
+    """The exposition text of ``registry`` (default: a private one for ``broker``)."""
+    return generate_latest(registry or private_registry(broker)).decode("utf-8")
