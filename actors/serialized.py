@@ -27,6 +27,7 @@ from dramatiq.middleware import Middleware, SkipMessage
 from analysis.queue import userqueue
 from analysis.queue.jobs import Job, JobStatus
 from analysis.settings import QueueSettings
+from broker import backoff
 from broker.batching import GroupCommit
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ class SerializedJobs(Middleware):
                 self._batches(broker)[1].submit(userqueue.Completion(job.id, job.user_id, outcome, reason))
                 return
             except dramatiq.errors.ConnectionError:
-                time.sleep(0.2 * 2**attempt)
+                time.sleep(backoff.delay(attempt, first=0.2, cap=5.0, jitter=False))
         # Dead-letter the message: the stall sweeper then fails the job (refunded) and the
         # user's queue moves on, instead of the job staying "running" forever.
         logger.error("could not complete job %s; dead-lettering its message", job.id)

@@ -35,9 +35,12 @@ from typing import Literal, Protocol
 import httpx
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from broker.settings import env_field
+
 from analysis.pipeline import lexical
 from analysis.pipeline.chunking import sentence_spans
 from analysis.pipeline.retrieval import Hit
+from analysis.settings import JudgeChoice
 
 logger = logging.getLogger(__name__)
 
@@ -1118,26 +1121,21 @@ def find_quote(quote: str, passages: Sequence[Hit], *, prefer_page: int | None =
 # --- configuration ----------------------------------------------------------
 
 
-#: Environment variables of the judge, for ``--help``.
-ENVIRONMENT = {
-    "judge kind: offline | openai": "CITEQ_JUDGE",
-    "openai judge: endpoint base URL": "CITEQ_JUDGE_BASE_URL",
-    "openai judge: model": "CITEQ_JUDGE_MODEL",
-    "openai judge: API key (redacted from every log and error)": "CITEQ_JUDGE_API_KEY",
-    "openai judge: request timeout, seconds": "CITEQ_JUDGE_TIMEOUT",
-    "openai judge: answers read per citation before uncertain": "CITEQ_JUDGE_ATTEMPTS",
-}
+class JudgeSettings(JudgeChoice):
+    """Judge configuration: ``CITEQ_JUDGE`` (:class:`analysis.settings.JudgeChoice`) and
+    the ``CITEQ_JUDGE_*`` variables of the openai judge."""
 
+    base_url: str | None = env_field(None, "CITEQ_JUDGE_BASE_URL", "openai judge: endpoint base URL")
+    model: str | None = env_field(None, "CITEQ_JUDGE_MODEL", "openai judge: model")
+    api_key: str | None = env_field(None, "CITEQ_JUDGE_API_KEY",
+                                    "openai judge: API key (redacted from every log and error)")
+    timeout: float = env_field(30.0, "CITEQ_JUDGE_TIMEOUT", "openai judge: request timeout, seconds", gt=0)
+    attempts: int = env_field(DEFAULT_ATTEMPTS, "CITEQ_JUDGE_ATTEMPTS",
+                              "openai judge: answers read per citation before uncertain", ge=1, le=10)
 
-class JudgeSettings(BaseModel):
-    """Judge configuration; `judge_from_env` fills it from CITEQ_JUDGE_* variables."""
-
-    kind: Literal["offline", "openai"] = "offline"
-    base_url: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    timeout: float = Field(default=30.0, gt=0)
-    attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1, le=10)
+    @property
+    def kind(self) -> str:
+        return self.judge_provider
 
 
 def judge_from_env(env: Mapping[str, str]) -> Judge:
@@ -1145,16 +1143,10 @@ def judge_from_env(env: Mapping[str, str]) -> Judge:
     CITEQ_JUDGE_MODEL, CITEQ_JUDGE_API_KEY, CITEQ_JUDGE_TIMEOUT (seconds) and
     CITEQ_JUDGE_ATTEMPTS (answers read per citation before it is `uncertain`).
 
-    Raises ValueError naming the variable when the configuration is incomplete.
+    Raises ValueError naming the variable when the configuration is incomplete or a value
+    is not valid (pydantic's ValidationError is one).
     """
-    settings = JudgeSettings(
-        kind=(env.get("CITEQ_JUDGE") or "offline").strip().lower(),
-        base_url=env.get("CITEQ_JUDGE_BASE_URL") or None,
-        model=env.get("CITEQ_JUDGE_MODEL") or None,
-        api_key=env.get("CITEQ_JUDGE_API_KEY") or None,
-        timeout=env.get("CITEQ_JUDGE_TIMEOUT") or 30.0,
-        attempts=env.get("CITEQ_JUDGE_ATTEMPTS") or DEFAULT_ATTEMPTS,
-    )
+    settings = JudgeSettings.from_env(env)
     if settings.kind == "offline":
         return OfflineJudge()
     for name, value in (("CITEQ_JUDGE_BASE_URL", settings.base_url), ("CITEQ_JUDGE_MODEL", settings.model)):
