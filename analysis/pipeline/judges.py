@@ -147,6 +147,15 @@ _CLAUSE_BREAK = re.compile(
 )
 
 
+#: Where a claim adds a part to another ("…, and Y", "…, which Z", "sowie", "und zudem"): finer than
+#: `_CLAUSE_BREAK`, for finding a part the source does not state.
+_PART_BREAK = re.compile(
+    r"\s*;\s+|,?\s+(?=(?:but|whereas|while|although|though|yet|aber|sondern|während|wohingegen|obwohl|wobei)\b)"
+    r"|,?\s+(?=(?:and|und|as\s+well\s+as|sowie)\s)|,\s+(?=(?:which|wodurch|womit|was|thereby|dadurch)\b)",
+    re.I,
+)
+
+
 #: A sentence that contrasts two things ("X lost it, while Y kept it"): overlap with it alone
 #: cannot tell which side a claim took.
 _CONTRAST = re.compile(r"\b(?:while|whereas|but|unlike|in\s+contrast|however|aber|während|wohingegen|jedoch|"
@@ -225,7 +234,8 @@ class OfflineJudge:
     name = "offline"
 
     def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5, negation_related_at: float = 0.4,
-                 unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45) -> None:
+                 unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45,
+                 extra_stated_at: float = 0.7, extra_unstated_at: float = 0.35) -> None:
         self.supported_at = supported_at
         self.related_at = related_at
         #: coverage at which the cues are read at all, and most terms without a cue against them
@@ -237,6 +247,9 @@ class OfflineJudge:
         #: sentences read, the source does not state the claim: `not_supported`
         self.unrelated_at = unrelated_at
         self.unrelated_sentences = unrelated_sentences
+        #: a claim part covered this well next to one covered less than `extra_unstated_at`: partial
+        self.extra_stated_at = extra_stated_at
+        self.extra_unstated_at = extra_unstated_at
 
     def judge(self, claim: str, passages: list[Hit]) -> Judgement:
         """Judge `claim` against `passages` (best first)."""
@@ -246,9 +259,32 @@ class OfflineJudge:
         whole = self._assess(claim, sentences)
         lang = lexical.language(claim)
         clauses = [c for c in _CLAUSE_BREAK.split(claim) if c and len(set(lexical.content_terms(c, lang))) >= 3]
-        if len(clauses) < 2:
-            return self._judgement(whole)
-        return self._judgement(self._combine(whole, [self._assess(c, sentences) for c in clauses]))
+        found = whole if len(clauses) < 2 else self._combine(whole, [self._assess(c, sentences) for c in clauses])
+        return self._judgement(self._extra_part(claim, lang, sentences, found))
+
+    def _extra_part(self, claim: str, lang: str, sentences: list[_Sentence], found: _Assessment) -> _Assessment:
+        """A claim of two parts ("X rose, and Y fell"; "…, which widened Z") of which the source
+        states one closely and the other hardly at all is `partially_supported`: it says more than
+        the source. Contradictions (a figure, a direction, a denial) decide before this."""
+        if found.verdict is Verdict.partially_supported or (
+                found.verdict is Verdict.not_supported and found.cue != "absent"):
+            return found
+        parts = [p for p in _PART_BREAK.split(claim) if p and len(set(lexical.content_terms(p, lang))) >= 2]
+        if len(parts) < 2:
+            return found
+        covered = []
+        for part in parts:
+            scorer = _Scorer(part, lang, sentences)
+            best = max(((max(scorer.coverage(s.text, s.lang), scorer.coverage(s.window, s.lang)), s)
+                        for s in sentences if scorer.terms(s.lang)), key=lambda x: x[0], default=(0.0, None))
+            covered.append((best[0], part, best[1]))
+        (high, _, sentence), (low, extra, _) = max(covered, key=lambda x: x[0]), min(covered, key=lambda x: x[0])
+        if high < self.extra_stated_at or low >= self.extra_unstated_at or sentence is None:
+            return found
+        return _Assessment(verdict=Verdict.partially_supported, confidence=0.5, cue="clauses", coverage=high,
+                           sentence=sentence, reason=f"the source states part of the claim ({high:.0%} of its key "
+                                                     f"terms in one sentence), not “{_clip(extra.strip(), 80)}” "
+                                                     f"({low:.0%})")
 
     # -- one claim (or clause) against the sentences --
 
@@ -333,6 +369,9 @@ class OfflineJudge:
                 if other is focus or other_cov < 0.2 or not claim_axes & set(lexical.directions(other_clause)):
                     continue
                 found = _compare_directions(claim, other_clause)
+                if (max(other_cov, scorer.coverage(other_clause, other.lang)) < self.weakly_related_at
+                        and other_window < 0.6 and found != "agree"):
+                    continue  # a sentence sharing a word or two, in no related context, does not contradict
                 if found == "agree" and lexical.negated(claim) != lexical.negated(other_clause):
                     # "did not reduce" against "reduced": the same verb, the opposite statement
                     return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
@@ -348,12 +387,13 @@ class OfflineJudge:
                                        cue="direction", coverage=other_cov, sentence=other,
                                        reason="the source states the claim's direction and key terms")
                 break
-        overstated = _overstatement(claim, focus.window)
+        overstated = _overstatement(claim, focus.window, clause if on_subject else None)
         if overstated and on_subject and lexical.negated_only_by_never(claim) and not lexical.negated(clause):
             # "never" against "rarely": an overstatement, not a denial
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
                           f"the claim overstates the source ({overstated})")
-        if on_subject and lexical.negated(claim) != lexical.negated(clause):
+        source_denies = lexical.negated(clause) or (lexical.negated(claim) and lexical.negated(focus.text))
+        if on_subject and lexical.negated(claim) != source_denies:
             which = "denies what the claim asserts" if lexical.negated(clause) else "asserts what the claim denies"
             return result(Verdict.not_supported, 0.6 + 0.14 * strength, "negation", f"the source {which}")
         if overstated and on_subject:
@@ -368,8 +408,8 @@ class OfflineJudge:
                           f"no passage states the claim's figure {figures.unmatched}; check the source")
         if (figures.matched or shares_agree) and on_subject and related >= 0.6:
             elsewhere = _figure_of_another_subject(claim, claim_lang, focus, scorer)
-            if elsewhere:
-                return result(Verdict.not_supported, 0.62, "figure", elsewhere)
+            if elsewhere:  # which figure belongs to which subject is a reading, not a cue: a reader decides
+                return result(Verdict.uncertain, 0.4, "weak", f"{elsewhere}; check the source")
             if unconfirmed and direction is None:
                 return result(Verdict.supported, 0.7, "figure",
                               "the source states the claim's figures and key terms (its direction in other words)")
@@ -444,7 +484,10 @@ class OfflineJudge:
         reasons = "; ".join(f"clause {i}: {a.verdict.value}, {a.reason}" for i, a in enumerate(parts, 1))
         supported = [a for a in parts if a.verdict is Verdict.supported]
         if Verdict.not_supported in verdicts or Verdict.partially_supported in verdicts:
-            if supported or Verdict.partially_supported in verdicts:
+            # a clause the source plausibly states next to one it does not state at all: it says more
+            stated = [a for a in parts if a.verdict is not Verdict.not_supported and a.coverage >= self.weakly_related_at]
+            unstated = [a for a in parts if a.verdict is Verdict.not_supported and a.cue == "absent"]
+            if supported or Verdict.partially_supported in verdicts or (stated and unstated):
                 lead = max(parts, key=lambda a: a.coverage)
                 return lead.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.45,
                                                "reason": reasons, "cue": "clauses"})
@@ -618,7 +661,8 @@ def _shares_contradicted(claim: str, claim_lang: str, evidence: str, window: str
                   + [s for s in nearby if _comparable(share, s, lang, in_evidence=False)])
         if stated and not any(share.agrees(s) for s in stated):
             others = ", ".join(dict.fromkeys(f"“{s.text}”" for s in stated))
-            slight = share.form == "all" and all(s.form != "rest" and s.high >= 0.8 for s in stated)
+            # "all" against "nearly all" or a majority (58 %) overstates; against a minority it contradicts
+            slight = share.form == "all" and all(s.form != "rest" and s.low >= 0.5 for s in stated)
             return f"the claim's “{share.text}” against the source's {others}", slight
     return None
 
@@ -695,6 +739,10 @@ def _compare_directions(claim: str, clause: str) -> str | None:
     """"conflict" when the clause states the opposite direction on an axis the claim states,
     "agree" when it states the same, None when either states none (or the clause is mixed)."""
     mine, theirs = lexical.directions(claim), lexical.directions(clause)
+    # "more frequent" is a count going up: against a source that states only how much, it is a quantity
+    for a, b in ((mine, theirs), (theirs, mine)):
+        if "frequency" in a and "frequency" not in b and "quantity" in b:
+            a["quantity"] = a.get("quantity", []) + a.pop("frequency")
     agreed = 0
     for axis, signs in mine.items():
         other = theirs.get(axis)
@@ -711,10 +759,13 @@ def _compare_directions(claim: str, clause: str) -> str | None:
     return "agree" if mine and agreed == len(mine) else None
 
 
-def _overstatement(claim: str, source: str) -> str | None:
+def _overstatement(claim: str, source: str, clause: str | None = None) -> str | None:
     """The absolute words of the claim the source does not back: a strong one ("eliminates",
     "always", "vollständig") the source does not use, or a weak one ("all", "alle") against a
-    hedged source. None when the claim hedges itself or nothing is overstated."""
+    hedged source; a word of certainty ("reliably", "nachweislich") or of cause ("caused",
+    "verursacht") the source does not use; or a plain claim where the source's `clause` (the
+    part closest to the claim) only hedges ("may reduce", "deuten darauf hin", "könnten").
+    None when the claim hedges itself or nothing is overstated."""
     if lexical.hedged(claim):
         return None
     strong, weak = lexical.absolutes(claim)
@@ -723,6 +774,11 @@ def _overstatement(claim: str, source: str) -> str | None:
     unbacked = [w for w in strong if lexical.stem(w, "en") not in said]
     if unbacked:
         return ", ".join(unbacked)
+    certain = [w for w in lexical.certainties(claim) if not lexical.certainties(source)]
+    if certain:
+        return f"{', '.join(certain)} where the source states no such certainty"
+    if clause is not None and lexical.modally_hedged(clause) and not lexical.modally_hedged(claim):
+        return "a plain statement of what the source states as possible"
     if weak and not any(lexical.stem(w, "en") in said for w in weak):
         if lexical.hedged(source):
             return f"{', '.join(weak)} against hedged source language"

@@ -50,7 +50,13 @@ REPORTING = frozenset(
     festgestellt stellten stellt fest belegen belegt belegte kommen kommt kam schluss studie studien
     autoren autorinnen ergebnis ergebnisse befund befunde daten untersuchung untersuchungen analyse""".split()
 )
-STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING
+#: Unit words a figure is written with ("2.1 per cent" for "2.1 %") and light verbs ("went up",
+#: "lag bei"): read with the figure or the direction, no content of their own.
+FILLERS = frozenset(
+    """percent cent percentage prozent prozentpunkt prozentpunkte prozentpunkten went goes going gone got get gets
+    became become becomes lag lagen liegt liegen gab gibt""".split()
+)
+STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING | FILLERS
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
 _LANGUAGES = {"en": "english", "de": "german"}
@@ -265,8 +271,9 @@ _BETTER = r"""improv\w* better benefit\w* enhanc\w* verbesser\w* besser\w* gefö
 _WORSE = r"""worsen\w* worse deteriorat\w* impair\w* harm\w* verschlechter\w* schlechter\w* beeinträchtig\w*
     geschadet schad\w*"""
 # "zu"/"ab" of a separable verb can follow its verb by a few words: "nahm im Winter deutlich ab".
-_SEPARABLE = {+1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+\w+){0,4}?\s+zu\b",
-              -1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+\w+){0,4}?\s+ab\b|\b(?:geht|ging|gingen|gehen)\b(?:\s+\w+){0,4}?\s+zurück\b"}
+_SEPARABLE = {+1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+[\w%.,]+){0,6}?\s+zu\b",
+              -1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+[\w%.,]+){0,6}?\s+ab\b"
+                  r"|\b(?:geht|ging|gingen|gehen)\b(?:\s+[\w%.,]+){0,6}?\s+zurück\b"}
 # "lag über/unter", "was above/below": a level compared, where "über" alone mostly means "about".
 _LEVEL = {+1: r"\b(?:lag|lagen|liegt|liegen|blieb|blieben)\b(?:\s+[\w,]+){0,4}?\s+über\b"
               r"|\b(?:was|were|is|are|remained|lay)\s+(?:\w+\s+){0,2}?above\b",
@@ -291,6 +298,12 @@ _AXES = {
     "level": (re.compile(_LEVEL[+1], re.I), re.compile(_LEVEL[-1], re.I)),
 }
 _SHARES = (re.compile(_SHARE[+1], re.I), re.compile(_SHARE[-1], re.I))
+#: How often: "more often", "häufiger" against "less often", "seltener".
+_FREQUENCY = (
+    re.compile(r"\b(?:more\s+(?:often|frequent\w*|commonly)|häufiger\w*|öfter\w*|vermehrt\w*)\b", re.I),
+    re.compile(r"\b(?:less\s+(?:often|frequent\w*|commonly)|more\s+rarely|rarer|seltener\w*|"
+               r"weniger\s+(?:häufig|oft)\w*)\b", re.I),
+)
 #: Phrases that look like a direction but compare or quantify: "more than 50", "higher education".
 _NOT_DIRECTION = re.compile(
     r"\b(?:more|less|fewer|mehr|weniger)\s+(?:than|als)\b|\bmore\s+or\s+less\b|\bmehr\s+oder\s+weniger\b"
@@ -341,7 +354,24 @@ _HEDGE = re.compile(
     re.I,
 )
 
-_CUE_PATTERNS = (*(p for pair in _AXES.values() for p in pair), *_SHARES, _ABSOLUTE_STRONG, _ABSOLUTE_WEAK, _HEDGE, _NEGATION)
+#: Words that state a finding as certain or as a cause: a claim that adds them to a source that
+#: lacks them overstates it ("caused" for "fell", "nachweislich" for "deuten darauf hin").
+_CERTAINTY = re.compile(
+    r"\b(?:reliabl[ey]|demonstrabl[ey]|clearly|unequivocally|conclusive\w*|caus(?:e|es|ed|ing|al|ally)|"
+    r"nachweislich\w*|eindeutig\w*|zuverlässig\w*|verursach\w*|ursächlich\w*|kausal\w*)\b",
+    re.I,
+)
+#: Modal hedges only ("may", "könnte", "deuten … an"), narrower than `hedged`: a source that states
+#: a finding as possible does not back a claim that states it as fact.
+_MODAL = re.compile(
+    r"\b(?:may|might|could|suggest(?:s|ed)?|indicat(?:e|es|ed)\s+that|appears?\s+to|seems?\s+to|possibl[ey]|"
+    r"perhaps|potential(?:ly)?|kann|können|könnte|könnten|dürfte|dürften|möglicherweise|vermutlich|"
+    r"deute[tn]?\b.{0,80}?\ban|legen\b.{0,60}?\bnahe|legt\b.{0,60}?\bnahe|scheint|scheinen)\b",
+    re.I,
+)
+
+
+_CUE_PATTERNS = (*(p for pair in _AXES.values() for p in pair), *_SHARES, *_FREQUENCY, _ABSOLUTE_STRONG, _CERTAINTY, _ABSOLUTE_WEAK, _HEDGE, _NEGATION)
 
 
 @lru_cache(maxsize=65536)
@@ -358,7 +388,15 @@ def directions(text: str) -> dict[str, list[int]]:
     shares = [(m.start(), +1) for m in up.finditer(text)] + [(m.start(), -1) for m in down.finditer(text)]
     if shares:
         found["share"] = [sign for _, sign in sorted(shares)]
-    masked = _NOT_DIRECTION.sub(lambda m: " " * len(m.group(0)), text)
+    # "more often" and "weniger häufig" state how often, not how much: read first, then masked.
+    often_up, often_down = _FREQUENCY
+    often = [(m.start(), +1, m) for m in often_up.finditer(text)] + [(m.start(), -1, m) for m in often_down.finditer(text)]
+    if often:
+        found["frequency"] = [sign for _, sign, _ in sorted(often, key=lambda x: x[0])]
+    masked = text
+    for _, _, m in often:
+        masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
+    masked = _NOT_DIRECTION.sub(lambda m: " " * len(m.group(0)), masked)
     for m in list(up.finditer(masked)) + list(down.finditer(masked)):  # "more than half" is a share
         masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
     for axis, (up_, down_) in _AXES.items():
@@ -385,6 +423,16 @@ def absolutes(text: str) -> tuple[list[str], list[str]]:
     """(strong, weak) absolute words of the text, lower case."""
     return ([m.group(0).lower() for m in _ABSOLUTE_STRONG.finditer(text)],
             [m.group(0).lower() for m in _ABSOLUTE_WEAK.finditer(text)])
+
+
+def certainties(text: str) -> list[str]:
+    """The words of certainty or cause of a text ("reliably", "caused", "nachweislich")."""
+    return [m.group(0).lower() for m in _CERTAINTY.finditer(text)]
+
+
+def modally_hedged(text: str) -> bool:
+    """Whether the text states its finding only as possible ("may reduce", "könnte verringern")."""
+    return bool(_MODAL.search(_NOT_NEGATION.sub(" ", text)))
 
 
 def hedged(text: str) -> bool:
@@ -435,8 +483,14 @@ _NUMBER_WORDS = {
     "elf": 11, "zwölf": 12, "zwanzig": 20, "dreißig": 30, "hundert": 100,
     "twice": 2, "doubled": 2, "halved": 0.5, "doppelt": 2, "verdoppelt": 2, "halbiert": 0.5,
 }
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_ONES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_NUMBER_WORDS.update({f"{t}-{o}": tv + ov for t, tv in _TENS.items() for o, ov in _ONES.items()})
+_NUMBER_WORDS.update({t: v for t, v in _TENS.items() if t not in _NUMBER_WORDS})
 _UNIT_AFTER = re.compile(rf"\s*({_UNIT_RE})(?![\w])", re.I)
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+# Longest first, and no match inside a hyphenated one ("eight" of "fifty-eight").
+_NUMBER_WORD = re.compile(r"(?<![\w-])(" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")(?![\w-])",
+                          re.I)
 
 
 @dataclass(frozen=True)
