@@ -285,7 +285,8 @@ def reason_kind(rationale: str | None) -> str | None:
         return None
     text = re.sub(r"^Offline \(lexical\):\s*", "", rationale)
     if text.startswith("clause 1:"):
-        return "clauses judged apart"
+        verdicts = re.findall(r"clause \d+: (\w+), (\w+ \w+)", text)
+        return "clauses judged apart: " + " + ".join(f"{v} ({why}…)" for v, why in verdicts)
     text = re.split(r"[;(“\"]", text, maxsplit=1)[0]
     text = re.sub(r"\d+(?:[.,]\d+)?", "N", text)
     return text.strip(" ,.")[:90]

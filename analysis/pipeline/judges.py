@@ -296,7 +296,9 @@ class OfflineJudge:
         if not scored:
             return _Assessment(verdict=Verdict.uncertain, confidence=0.1, cue="weak", coverage=0.0, sentence=None,
                                reason="the claim has no content words to look for")
-        cov, cov_window, _, focus = max(scored, key=lambda x: x[:3])
+        # A sentence stating the claim's figure (2.1 %, "three times") is likelier the one the claim draws on.
+        claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
+        cov, cov_window, _, focus = max(scored, key=lambda x: (x[0] + 0.2 * _states_figure(claimed, x[3]), x[1], x[2]))
         context = " ".join(s.text for s in sentences)
         if max(cov, cov_window) < self.related_at:
             figure = self._figure_elsewhere(claim, claim_lang, scored, context)
@@ -330,7 +332,8 @@ class OfflineJudge:
                                sentence=focus, reason=reason)
 
         related = max(cov, cov_window)
-        if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences:
+        anchored = _states_figure([q for q in lexical.quantities(claim, claim_lang) if not q.weak], focus)
+        if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences and not anchored:
             return result(Verdict.not_supported, 0.35 + 0.14 * (self.unrelated_at - related) / self.unrelated_at,
                           "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
         if related < self.weakly_related_at:
@@ -355,6 +358,17 @@ class OfflineJudge:
         direction = _compare_directions(claim, clause) if on_subject else None
         if direction == "agree" and lexical.negated(claim) != lexical.negated(clause):
             direction = None  # "did not reduce" against "reduced": the negation below decides
+        swapped = on_subject and _comparison_swapped(claim, claim_lang, focus.text, focus.lang)
+        if swapped and _compare_directions(claim, focus.text) == "agree":
+            # "A stronger than B" against "B stronger than A": the sides are exchanged
+            return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
+                          "the source compares the other way round")
+        if swapped:
+            direction = None  # "A weaker than B" for "B stronger than A": agreement a word list cannot confirm
+        if direction == "agree" and _mixed_directions(claim, focus.text):
+            # "strongest in the afternoon and weakened after sunset": which half the claim means is a reading
+            return result(Verdict.uncertain, 0.4, "weak", "the source's sentence states both directions; "
+                          "check which one the claim's subject takes")
         if direction == "conflict":
             return result(Verdict.not_supported, 0.68 + 0.06 * strength, "direction",
                           "the source states the opposite direction")
@@ -378,9 +392,11 @@ class OfflineJudge:
                                        cue="negation", coverage=other_cov, sentence=other,
                                        reason="a related sentence of the source denies the claim's direction")
                 if found == "conflict":
-                    return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
-                                       cue="direction", coverage=other_cov, sentence=other,
-                                       reason="a related sentence of the source states the opposite direction")
+                    # Not the sentence closest to the claim: it may speak of something else (a contradicted
+                    # direction is never supported, but this is no proof of one either).
+                    return _Assessment(verdict=Verdict.uncertain, confidence=0.4, cue="weak", coverage=other_cov,
+                                       sentence=other, reason="a related sentence of the source states the "
+                                                              "opposite direction; check the source")
                 if found == "agree" and (max(other_cov, scorer.coverage(other_clause, other.lang)) >= 0.6
                                          or (other_cov >= 0.3 and other_window >= 0.8)):
                     return _Assessment(verdict=Verdict.supported, confidence=round(0.7 + 0.1 * strength, 3),
@@ -415,6 +431,10 @@ class OfflineJudge:
                               "the source states the claim's figures and key terms (its direction in other words)")
             return result(Verdict.supported, 0.78 + 0.17 * strength, "figure",
                           "the source states the claim's figures and key terms")
+        if anchored and figures.matched and related >= self.weakly_related_at and not overstated:
+            # Fewer of the claim's words, but its figures in the sentence that shares most of them.
+            return result(Verdict.supported, 0.6, "figure", "the source's sentence states the claim's figures and "
+                          "some of its key terms")
         if direction == "agree" and clause_cov >= 0.6:
             return result(Verdict.supported, 0.75 + 0.15 * strength, "direction",
                           "the source states the claim's direction and key terms")
@@ -485,7 +505,7 @@ class OfflineJudge:
         supported = [a for a in parts if a.verdict is Verdict.supported]
         if Verdict.not_supported in verdicts or Verdict.partially_supported in verdicts:
             # a clause the source plausibly states next to one it does not state at all: it says more
-            stated = [a for a in parts if a.verdict is not Verdict.not_supported and a.coverage >= self.weakly_related_at]
+            stated = [a for a in parts if a.verdict is not Verdict.not_supported]
             unstated = [a for a in parts if a.verdict is Verdict.not_supported and a.cue == "absent"]
             if supported or Verdict.partially_supported in verdicts or (stated and unstated):
                 lead = max(parts, key=lambda a: a.coverage)
@@ -757,6 +777,44 @@ def _compare_directions(claim: str, clause: str) -> str | None:
     # Agreement needs every direction of the claim stated alike: "reduced X and improved Y"
     # is not backed by "reduced X" alone.
     return "agree" if mine and agreed == len(mine) else None
+
+
+def _states_figure(claimed: list[lexical.Quantity], sentence: _Sentence) -> bool:
+    """Whether the sentence states every figure of the claim (value and unit): none claimed, none stated."""
+    if not claimed:
+        return False
+    stated = [q for q in lexical.quantities(sentence.text, sentence.lang) if not q.weak]
+    return all(any(lexical.same_value(c, q) and _units_agree(c, q) for q in stated) for c in claimed)
+
+
+def _mixed_directions(claim: str, sentence: str) -> bool:
+    """Whether the sentence states both directions on an axis on which the claim states one."""
+    theirs = lexical.directions(sentence)
+    return any(len(set(signs)) == 1 and set(theirs.get(axis, [])) == {-1, 1}
+               for axis, signs in lexical.directions(claim).items())
+
+
+_THAN = re.compile(r"\b(?:than|als)\b", re.I)
+
+
+def _comparison_sides(text: str, lang: str) -> tuple[set[str], set[str]] | None:
+    """The content terms before and after "than"/"als" of a comparison with a direction word
+    before it ("A cooled more than B", "A wirkten stärker als B"), each without the other's."""
+    m = _THAN.search(text)
+    if m is None or not lexical.directions(text[:m.start()]):
+        return None
+    left, right = set(lexical.content_terms(text[:m.start()], lang)), set(lexical.content_terms(text[m.end():], lang))
+    return left - right, right - left
+
+
+def _comparison_swapped(claim: str, claim_lang: str, sentence: str, lang: str) -> bool:
+    """Whether claim and sentence compare the same two things with the sides exchanged: what
+    the claim puts before "than" the sentence puts after it, and the reverse."""
+    mine, theirs = _comparison_sides(claim, claim_lang), _comparison_sides(sentence, lang)
+    if mine is None or theirs is None:
+        return False
+    (my_left, my_right), (their_left, their_right) = mine, theirs
+    return bool(my_left & their_right) and bool(my_right & their_left) and not my_right & their_right
 
 
 def _overstatement(claim: str, source: str, clause: str | None = None) -> str | None:

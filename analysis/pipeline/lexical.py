@@ -254,13 +254,13 @@ def similarity(a: str, b: str, lang: str, compounds: bool = True) -> float:
 
 #: Quantity direction: up (+1) and down (-1); quality direction: improve (+1), worsen (-1).
 _UP = r"""increas\w* ris(?:e|es|ing|en) rose higher highest greater greatest larger largest bigger biggest
-    stronger strongest grow\w* grew rais(?:e|ed|es|ing) boost\w*
+    stronger strongest strengthen\w* grow\w* grew rais(?:e|ed|es|ing) boost\w*
     doubl\w* tripl\w* elevat\w* exceed\w* climb\w* surg\w* expand\w* accelerat\w* amplif\w* more
     steig\w* stieg\w* gestiegen anstieg\w* ansteig\w* erhöh\w* zunahme zunehm\w* zugenommen
     höher\w* größer\w* mehr wachs\w* wuchs\w* wächst gewachsen wachstum steiger\w* gesteigert verdoppel\w*
     vergrößer\w* verstärk\w* größt\w* höchst\w* stärker\w* stärkst\w*"""
 _DOWN = r"""decreas\w* declin\w* drop\w* fall fell falls falling fallen lower\w* less least fewer fewest smaller
-    smallest weaker weakest reduc\w*
+    smallest weaker weakest weaken\w* reduc\w*
     shr[ai]nk\w* shrunk diminish\w* halv\w* lessen\w* sank sink\w* attenuat\w* mitigat\w* curb\w*
     gesunken senk\w* gesenkt verringer\w* abnahme abnehm\w* abgenommen
     weniger niedriger\w* geringer\w* kleiner\w* reduzier\w* rückgang zurückgegangen
