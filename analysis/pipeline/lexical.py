@@ -48,13 +48,16 @@ REPORTING = frozenset(
     author authors result results data evidence analysis paper article review survey investigation
     laut zufolge zeigen zeigt zeigte zeigten gezeigt berichten berichtet berichtete berichteten fanden
     festgestellt stellten stellt fest belegen belegt belegte kommen kommt kam schluss studie studien
-    autoren autorinnen ergebnis ergebnisse befund befunde daten untersuchung untersuchungen analyse""".split()
+    autoren autorinnen ergebnis ergebnisse befund befunde daten untersuchung untersuchungen analyse
+    consider considers considered regard regarded perceive perceived rate rated view viewed
+    beurteilen beurteilten beurteilt bewerten bewerteten bewertet empfanden empfinden angaben nannten""".split()
 )
 #: Unit words a figure is written with ("2.1 per cent" for "2.1 %") and light verbs ("went up",
 #: "lag bei"): read with the figure or the direction, no content of their own.
 FILLERS = frozenset(
     """percent cent percentage prozent prozentpunkt prozentpunkte prozentpunkten went goes going gone got get gets
-    became become becomes lag lagen liegt liegen gab gibt""".split()
+    became become becomes lag lagen liegt liegen gab gibt pro binnen anders besonders kaum number numbers zahl anzahl
+    led lead leads""".split()
 )
 STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING | FILLERS
 
@@ -164,8 +167,8 @@ employer employers company companies firm firms business businesses enterprise e
   arbeitgeber unternehmen betrieb betriebe firma firmen
 performance achievement achievements attainment competence competences competency proficiency skill skills
   leistung leistungen kompetenz kompetenzen fähigkeit fähigkeiten fertigkeit fertigkeiten
-use usage utilisation utilization uses used using
-  nutzung benutzung verwendung einsatz gebrauch nutzen nutzten genutzt eingesetzt verwendet
+use usage utilisation utilization uses used using consumption consume consumed
+  nutzung benutzung verwendung einsatz gebrauch nutzen nutzten genutzt eingesetzt verwendet verwendeten verbrauch
 rate rates share shares proportion proportions percentage fraction quota
   anteil anteile quote quoten rate raten prozentsatz
 cost costs expense expenses expenditure spending price prices
@@ -195,6 +198,24 @@ household households haushalt haushalte
 home homes house houses dwelling housing wohnung wohnungen haus häuser wohnraum
 teacher teachers lehrer lehrerin lehrkraft lehrkräfte lehrende
 school schools schule schulen
+hospital hospitals clinic clinics krankenhaus krankenhäuser klinik kliniken klinikum spital
+admission admissions hospitalisation hospitalization hospitalisations hospitalizations
+  aufnahme aufnahmen einweisung einweisungen
+nurse nurses pflegekraft pflegekräfte pflegepersonal pflegende pflegenden
+physician physicians doctor doctors arzt ärzte ärztin ärztinnen mediziner
+main principal chief key central primary major wichtigste wichtigsten zentrale zentralen haupt
+reason reasons cause causes motive grund gründe ursache ursachen motiv
+obstacle obstacles barrier barriers hurdle hurdles impediment hindernis hindernisse hürde hürden barriere barrieren
+average mean typical durchschnitt durchschnittlich durchschnittliche mittel mittlere mittleren schnitt
+daily everyday täglich tägliche täglichen alltäglich
+satisfaction satisfied contentment zufriedenheit zufrieden
+difficulty difficulties problem problems issue issues trouble schwierigkeit schwierigkeiten problem probleme
+decision decisions choice choices entscheidung entscheidungen wahl
+survey surveyed questionnaire befragung befragt befragten umfrage fragebogen
+valuable valued useful helpful wertvoll geschätzt nützlich hilfreich
+amount quantity volume level menge umfang
+finish finished end ended stop stopped quit beenden beendeten abbrechen brachen abgebrochen aufhören
+employment jobs beschäftigung arbeitsplätze
 """
 
 
@@ -217,6 +238,21 @@ def synonymous(a: str, b: str, lang: str) -> bool:
     return a in table and table.get(b) == table[a]
 
 
+@lru_cache(maxsize=65536)
+def _compound_parts(word: str, lang: str) -> tuple[tuple[str, str], ...]:
+    """The ways a German compound stem splits into a modifier and a head that are both words of
+    the synonym list ("klinikeinweis" → ("klinik", "einweis")), a linking s allowed."""
+    table = _synonyms(lang)
+    out = []
+    for i in range(4, len(word) - 3):
+        head, tail = word[:i], word[i:]
+        if head in table or (head.endswith("s") and head[:-1] in table):
+            for t in (tail, tail.lstrip("s")):
+                if t in table and len(t) >= 4:
+                    out.append((head if head in table else head[:-1], t))
+    return tuple(out)
+
+
 def _ngrams(word: str) -> frozenset[str]:
     padded = f"^{word}$"
     return frozenset(padded[i:i + n] for n in (3, 4, 5) for i in range(len(padded) - n + 1))
@@ -235,6 +271,12 @@ def similarity(a: str, b: str, lang: str, compounds: bool = True) -> float:
         return 0.9
     if min(len(a), len(b)) < 4:
         return 0.0
+    if compounds and min(len(a), len(b)) >= 8:
+        # compounds of near-synonyms ("Klinikeinweisungen" / "Krankenhausaufnahmen")
+        for ha, ta in _compound_parts(a, lang):
+            for hb, tb in _compound_parts(b, lang):
+                if (ha == hb or synonymous(ha, hb, lang)) and (ta == tb or synonymous(ta, tb, lang)):
+                    return 0.8
     ga, gb = _ngrams(a), _ngrams(b)
     dice = 2 * len(ga & gb) / (len(ga) + len(gb))
     if dice >= 0.55:
