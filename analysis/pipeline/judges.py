@@ -193,33 +193,45 @@ class OfflineJudge:
     """A deterministic judge that decides only what lexical evidence can decide.
 
     The claim's content terms (Snowball stems in the claim's language, English or German,
-    without stop words or cue words; German compounds meet their parts) are looked up in
-    every sentence of the retrieved passages; a term not found earns part credit for a near
-    match (`lexical.similarity`: a near-synonym of a short bilingual list, character 3–5-gram
-    overlap, a German compound sharing a leading part). The sentence covering most of them is
-    the *focus*; its text is the evidence, verbatim, with its passage's page. Then, for the
-    focus (the clause of it closest to the claim, for direction and negation):
+    without stop words, cue words, unit words or light verbs; German compounds meet their
+    parts) are looked up in every sentence of the retrieved passages; a term not found earns
+    part credit for a near match (`lexical.similarity`: a near-synonym of a short bilingual
+    list, compounds of near-synonyms, character 3–5-gram overlap, a German compound sharing a
+    leading part). The sentence covering most of them is the *focus* (a sentence that states
+    the claim's figures gets a head start); its text is the evidence, verbatim, with its
+    passage's page. Then, for the focus (the clause of it closest to the claim, for direction
+    and negation):
 
     - coverage below `unrelated_at` in every sentence and window of a source of at least
-      `unrelated_sentences` sentences → `not_supported` (low: the source does not state it);
+      `unrelated_sentences` sentences, and no figure of the claim in the focus →
+      `not_supported` (low: the source does not state it);
     - coverage below `weakly_related_at`, even with the neighbouring sentences → `uncertain`,
       unless claim and source deny the same thing (→ `supported`, medium);
     - a figure of the claim that no passage states, while the focus states another figure
       of the same unit (12 % for 21 %, 3.5 h for 35 h), or the same figure in another
       unit → `not_supported` (high confidence);
     - a direction opposite to the focus's on the same axis (increase/decrease,
-      improve/worsen; steigen/sinken …) → `not_supported` (medium);
+      improve/worsen, more/less often; steigen/sinken, häufiger/seltener …), or a comparison
+      the other way round ("A stronger than B" for "B stronger than A") → `not_supported`
+      (medium); a focus stating both directions → `uncertain`;
     - the claim asserts what the focus denies ("unchanged" included), or the reverse →
       `not_supported` (medium); both deny it → `supported` (medium);
-    - an absolute claim ("all", "always", "eliminates", "vollständig") against hedged or
-      plain source language → `partially_supported` (overstated; medium);
+    - an overstatement → `partially_supported` (medium): an absolute claim ("all", "always",
+      "eliminates", "vollständig") against hedged or plain source language, "all" against a
+      majority, a word of certainty or cause the source lacks ("reliably", "caused",
+      "nachweislich"), or a plain claim of what the source states as possible ("may reduce",
+      "könnte verringern");
+    - a figure of the claim that no passage states at all (and no figure of its unit near
+      the focus) → `not_supported` (low: the source does not state it);
     - matching figures or a matching direction with coverage ≥ `related_at` →
-      `supported` (high); coverage ≥ `supported_at` in the focus or in it and an adjacent
+      `supported` (high); matching figures in the focus with coverage ≥ `weakly_related_at`
+      → `supported` (medium); coverage ≥ `supported_at` in the focus or in it and an adjacent
       sentence (the two quoted) without a cue → `supported` (medium); coverage ≥
-      `weakly_related_at` with no figure, numeral, direction, comparison or contrast →
+      `weakly_related_at` with no figure, numeral, direction, comparison or contrast, or
+      with every key term of the claim somewhere in the source and nothing against it →
       `supported` (low);
-    - anything else (a figure found nowhere, a share in words, a comparison of what the
-      source contrasts, middling coverage) → `uncertain` (low).
+    - anything else (a share in words, a comparison of what the source contrasts, a figure
+      that may belong to another subject, middling coverage) → `uncertain` (low).
 
     A contradicted figure or direction is never `supported`: shares in words count as figures
     (`lexical.shares`: "about half", "weniger als ein Fünftel", "the entire", "the rest", 48 %),
@@ -227,7 +239,10 @@ class OfflineJudge:
     evidence and its neighbouring sentences state no share of the claim's subject that
     disagrees with the claim's. A claim of several clauses
     ("…, whereas …", "; ", ", and …") is judged as a whole and clause by clause: a
-    contradiction in any clause decides; clauses supported and unfound make a partial (low).
+    contradiction in any clause decides; a clause supported, or plausibly stated, next to one
+    the source does not state makes a partial (low); so does a claim part ("…, and Y",
+    "…, which Z") covered less than `extra_unstated_at` next to one covered at least
+    `extra_stated_at` (`_extra_part`).
     Confidences fall in `CONFIDENCE_BANDS`.
     """
 
@@ -420,8 +435,8 @@ class OfflineJudge:
             if agreed is not None:
                 return agreed
         if figures.unmatched:
-            return result(Verdict.uncertain, 0.35, "weak",
-                          f"no passage states the claim's figure {figures.unmatched}; check the source")
+            return result(Verdict.not_supported, 0.45, "unstated",
+                          f"no passage states the claim's figure {figures.unmatched}")
         if (figures.matched or shares_agree) and on_subject and related >= 0.6:
             elsewhere = _figure_of_another_subject(claim, claim_lang, focus, scorer)
             if elsewhere:  # which figure belongs to which subject is a reading, not a cue: a reader decides
