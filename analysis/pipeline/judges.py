@@ -250,7 +250,7 @@ class OfflineJudge:
 
     def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5, negation_related_at: float = 0.4,
                  unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45,
-                 extra_stated_at: float = 0.7, extra_unstated_at: float = 0.35) -> None:
+                 anchored_at: float = 0.35, extra_stated_at: float = 0.7, extra_unstated_at: float = 0.35) -> None:
         self.supported_at = supported_at
         self.related_at = related_at
         #: coverage at which the cues are read at all, and most terms without a cue against them
@@ -263,6 +263,8 @@ class OfflineJudge:
         self.unrelated_at = unrelated_at
         self.unrelated_sentences = unrelated_sentences
         #: a claim part covered this well next to one covered less than `extra_unstated_at`: partial
+        #: coverage at which a focus stating the claim's figures is read for support at all
+        self.anchored_at = anchored_at
         self.extra_stated_at = extra_stated_at
         self.extra_unstated_at = extra_unstated_at
 
@@ -284,17 +286,25 @@ class OfflineJudge:
         if found.verdict is Verdict.partially_supported or (
                 found.verdict is Verdict.not_supported and found.cue != "absent"):
             return found
-        parts = [p for p in _PART_BREAK.split(claim) if p and len(set(lexical.content_terms(p, lang))) >= 2]
+        parts = [p for p in _PART_BREAK.split(claim) if p and _part_terms(p, lang)]
         if len(parts) < 2:
             return found
         covered = []
         for part in parts:
             scorer = _Scorer(part, lang, sentences)
+            figures = [q for q in lexical.quantities(part, lang) if not q.weak]
             best = max(((max(scorer.coverage(s.text, s.lang), scorer.coverage(s.window, s.lang)), s)
                         for s in sentences if scorer.terms(s.lang)), key=lambda x: x[0], default=(0.0, None))
-            covered.append((best[0], part, best[1]))
-        (high, _, sentence), (low, extra, _) = max(covered, key=lambda x: x[0]), min(covered, key=lambda x: x[0])
-        if high < self.extra_stated_at or low >= self.extra_unstated_at or sentence is None:
+            # a part whose figures its closest sentence states counts as stated with fewer of its words
+            stated = best[1] is not None and (best[0] >= self.extra_stated_at or (
+                best[0] >= self.anchored_at and _states_figure(figures, best[1])))
+            covered.append((best[0], part, best[1], stated))
+        stated_parts = [c for c in covered if c[3]]
+        low, extra, _, _ = min(covered, key=lambda x: x[0])
+        if not stated_parts or low >= self.extra_unstated_at:
+            return found
+        high, _, sentence, _ = max(stated_parts, key=lambda x: x[0])
+        if sentence is None:
             return found
         return _Assessment(verdict=Verdict.partially_supported, confidence=0.5, cue="clauses", coverage=high,
                            sentence=sentence, reason=f"the source states part of the claim ({high:.0%} of its key "
@@ -322,8 +332,8 @@ class OfflineJudge:
         # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
         ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
                                                      reverse=True)]
-        return _guard_shares(claim, claim_lang,
-                             self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked))
+        return _guard_directions(claim, _guard_shares(
+            claim, claim_lang, self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)))
 
     def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
         """When no sentence is clearly about the claim: a sentence that shares some of its terms
@@ -351,7 +361,8 @@ class OfflineJudge:
         if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences and not anchored:
             return result(Verdict.not_supported, 0.35 + 0.14 * (self.unrelated_at - related) / self.unrelated_at,
                           "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
-        if related < self.weakly_related_at:
+        # A sentence stating the claim's figures is read on with fewer of its words ("6,4 km/h langsamer").
+        if related < (self.anchored_at if anchored else self.weakly_related_at):
             agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
             if agreed is not None:
                 return agreed
@@ -423,6 +434,9 @@ class OfflineJudge:
             # "never" against "rarely": an overstatement, not a denial
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
                           f"the claim overstates the source ({overstated})")
+        if on_subject and lexical.open_question(focus.text) and not lexical.open_question(claim):
+            return result(Verdict.not_supported, 0.55, "negation",
+                          "the source leaves open what the claim states")
         source_denies = lexical.negated(clause) or (lexical.negated(claim) and lexical.negated(focus.text))
         if on_subject and lexical.negated(claim) != source_denies:
             which = "denies what the claim asserts" if lexical.negated(clause) else "asserts what the claim denies"
@@ -446,7 +460,7 @@ class OfflineJudge:
                               "the source states the claim's figures and key terms (its direction in other words)")
             return result(Verdict.supported, 0.78 + 0.17 * strength, "figure",
                           "the source states the claim's figures and key terms")
-        if anchored and figures.matched and related >= self.weakly_related_at and not overstated:
+        if anchored and figures.matched and not overstated:
             # Fewer of the claim's words, but its figures in the sentence that shares most of them.
             return result(Verdict.supported, 0.6, "figure", "the source's sentence states the claim's figures and "
                           "some of its key terms")
@@ -742,6 +756,36 @@ def _guard_shares(claim: str, claim_lang: str, a: _Assessment) -> _Assessment:
                                     "reason": f"the claim overstates the source ({reason})"})
     return a.model_copy(update={"verdict": Verdict.not_supported, "confidence": 0.7, "cue": "figure",
                                 "reason": f"the source states another share ({reason})"})
+
+
+def _part_terms(part: str, lang: str) -> bool:
+    """Whether a claim part says enough to be looked for: two content terms, or one long one in
+    a part of three words or more ("und auch die Luftqualität verbesserte sich")."""
+    terms = set(lexical.content_terms(part, lang))
+    return len(terms) >= 2 or (len(part.split()) >= 3 and any(len(t) >= 7 for t in terms))
+
+
+def _guard_directions(claim: str, a: _Assessment) -> _Assessment:
+    """The check every `supported` passes for directions, as `_guard_shares` for shares: the
+    evidence (the sentence, or the two adjacent sentences quoted) states no direction opposite
+    to the claim's on the same axis, and not both directions where the claim states one."""
+    if a.verdict is not Verdict.supported or a.sentence is None:
+        return a
+    evidence = a.evidence or a.sentence.text
+    # Clause by clause: "X rose, while Y fell" backs "X rose"; one clause stating both does not decide.
+    clauses = [c for c in _CLAUSE_BREAK.split(evidence) if c and c.strip()]
+    found = [_compare_directions(claim, c) for c in clauses]
+    mine = lexical.directions(claim)
+    if any(any(lexical.directions(c).get(axis) == signs for axis, signs in mine.items()) for c in clauses):
+        found.append("agree")  # a clause states one of the claim's directions as the claim does
+    if "conflict" in found and "agree" not in found:
+        return a.model_copy(update={"verdict": Verdict.not_supported, "confidence": 0.6, "cue": "direction",
+                                    "reason": "the source states the opposite direction"})
+    if "agree" not in found and _mixed_directions(claim, evidence):
+        return a.model_copy(update={"verdict": Verdict.uncertain, "confidence": 0.4, "cue": "weak",
+                                    "reason": "the source's sentence states both directions; check which one the "
+                                              "claim's subject takes"})
+    return a
 
 
 def _figure_of_another_subject(claim: str, claim_lang: str, focus: _Sentence, scorer: _Scorer) -> str | None:

@@ -358,7 +358,7 @@ _NOT_DIRECTION = re.compile(
 _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|cannot|none|nothing|nobody|without\s+(?:any\s+)?(?:significant\s+)?"
     r"(?:effect|change|difference|impact|influence)|fail(?:s|ed)?\s+to|unable\s+to|lack(?:s|ed)?|"
-    r"unchanged|unaffected|unverändert\w*|unbeeinflusst\w*|"
+    r"unchanged|unaffected|unrelated|uncorrelated|unassociated|unverändert\w*|unbeeinflusst\w*|"
     r"kein\w*|nicht|nie|niemals|weder|nichts|ohne\s+(?:signifikanten?\s+|messbaren?\s+)?"
     r"(?:effekt|einfluss|wirkung|unterschied|veränderung))\b|n't\b",
     re.I,
@@ -369,7 +369,9 @@ _NOT_NEGATION = re.compile(
     r"|\bcannot\s+be\s+(?:ruled\s+out|excluded)\b|\bnot\s+necessarily\b|\bnicht\s+unbedingt\b"
     r"|\bnicht\s+auszuschließen\b|\bnicht\s+ausgeschlossen\b|\bno\s+doubt\b|\bkein\s+zweifel\b"
     r"|\bwhether\s+or\s+not\b|\bor\s+not\b|\boder\s+nicht\b|\bno\.\s*(?=\d)"
-    r"|\bnevertheless\b|\bnonetheless\b|\bnichtsdestotrotz\b|\bnicht\s+zuletzt\b|\bnot\s+least\b",
+    r"|\bnevertheless\b|\bnonetheless\b|\bnichtsdestotrotz\b|\bnicht\s+zuletzt\b|\bnot\s+least\b"
+    r"|\b(?:cannot|could\s+not|can\s+not|did\s+not|does\s+not)\s+(?:establish|determine|tell|show|say|assess)\s+whether\b"
+    r"|\bnicht\s+(?:geklärt|klären|prüfen|geprüft|sagen|feststellen|festgestellt)\b",
     re.I,
 )
 
@@ -408,6 +410,7 @@ _CERTAINTY = re.compile(
 _MODAL = re.compile(
     r"\b(?:may|might|could|suggest(?:s|ed)?|indicat(?:e|es|ed)\s+that|appears?\s+to|seems?\s+to|possibl[ey]|"
     r"perhaps|potential(?:ly)?|kann|können|könnte|könnten|dürfte|dürften|möglicherweise|vermutlich|"
+    r"(?:cannot|could\s+not)\s+(?:establish|determine|tell|show|say)\s+whether|ob\b.{0,80}?\boffen|"
     r"deute[tn]?\b.{0,80}?\ban|legen\b.{0,60}?\bnahe|legt\b.{0,60}?\bnahe|scheint|scheinen)\b",
     re.I,
 )
@@ -467,6 +470,26 @@ def absolutes(text: str) -> tuple[list[str], list[str]]:
             [m.group(0).lower() for m in _ABSOLUTE_WEAK.finditer(text)])
 
 
+#: A question the source leaves open ("whether X … could not be assessed", "ob X, bleibt offen"):
+#: it states neither X nor its opposite.
+_OPEN = re.compile(
+    r"\bwhether\b.{0,160}?\b(?:could\s+not\s+be|cannot\s+be|can\s+not\s+be|was\s+not|were\s+not|"
+    r"remains?\s+(?:unclear|open|unknown|to\s+be)|is\s+(?:unclear|unknown))\b"
+    r"|\b(?:cannot|could\s+not|did\s+not|does\s+not)\s+(?:establish|determine|tell|show|say|assess)\s+whether\b"
+    r"|\bremains?\s+to\s+be\s+(?:studied|seen|shown|tested|examined|investigated)\b"
+    r"|\bob\b.{0,160}?\b(?:bleibt|ist|war|blieb)\s+(?:\w+\s+){0,4}?(?:offen|unklar|ungeklärt)\b"
+    r"|\bob\b.{0,160}?\bnicht\s+(?:geklärt|klären|prüfen|geprüft|sagen|feststellen|festgestellt|beurteilen)\b"
+    r"|\b(?:bleibt|ist|sind)\s+(?:\w+\s+){0,3}?(?:offen|unklar|ungeklärt|noch\s+zu\s+untersuchen)\b",
+    re.I | re.S,
+)
+
+
+def open_question(text: str) -> bool:
+    """Whether the text leaves its subject open ("whether … could not be assessed", "ob …
+    bleibt offen", "remain to be studied")."""
+    return bool(_OPEN.search(text))
+
+
 def certainties(text: str) -> list[str]:
     """The words of certainty or cause of a text ("reliably", "caused", "nachweislich")."""
     return [m.group(0).lower() for m in _CERTAINTY.finditer(text)]
@@ -474,7 +497,7 @@ def certainties(text: str) -> list[str]:
 
 def modally_hedged(text: str) -> bool:
     """Whether the text states its finding only as possible ("may reduce", "könnte verringern")."""
-    return bool(_MODAL.search(_NOT_NEGATION.sub(" ", text)))
+    return bool(_MODAL.search(text))
 
 
 def hedged(text: str) -> bool:
