@@ -481,8 +481,10 @@ class OfflineJudge:
             return result(Verdict.uncertain, 0.4, "weak", "the source's sentence states the claim's key terms, "
                           "but a figure in words cannot be checked against its figures; check the source")
         if unconfirmed and direction is None and cov >= self.supported_at:
-            return result(Verdict.supported, 0.55, "overlap",
-                          "the source's sentence states the claim's key terms (its direction in other words)")
+            # The claim's direction is in no word of the sentence we know: it may be stated in other
+            # words, or reversed in words we do not know ("schwächte sich ab"). A reader decides.
+            return result(Verdict.uncertain, 0.45, "weak", "the source's sentence states the claim's key terms, "
+                          "but not its direction in words the judge knows; check the source")
         if cov >= self.supported_at:
             return result(Verdict.supported, 0.55 + 0.19 * min(1.0, (cov - self.supported_at) / (1 - self.supported_at)),
                           "overlap", "the source's sentence states the claim's key terms")
@@ -854,7 +856,7 @@ def _compare_directions(claim: str, clause: str) -> str | None:
 
 
 def _states_figure(claimed: list[lexical.Quantity], sentence: _Sentence) -> bool:
-    """Whether the sentence states every figure of the claim (value and unit): none claimed, none stated."""
+    """Whether the sentence states every figure of the claim (value and unit); False for a claim without one."""
     if not claimed:
         return False
     stated = [q for q in lexical.quantities(sentence.text, sentence.lang) if not q.weak]

@@ -250,7 +250,7 @@ def _compound_parts(word: str, lang: str) -> tuple[tuple[str, str], ...]:
             for t in (tail, tail.lstrip("s")):
                 if t in table and len(t) >= 4:
                     out.append((head if head in table else head[:-1], t))
-    return tuple(out)
+    return tuple(dict.fromkeys(out))
 
 
 def _ngrams(word: str) -> frozenset[str]:
@@ -314,7 +314,7 @@ _WORSE = r"""worsen\w* worse deteriorat\w* impair\w* harm\w* verschlechter\w* sc
     geschadet schad\w*"""
 # "zu"/"ab" of a separable verb can follow its verb by a few words: "nahm im Winter deutlich ab".
 _SEPARABLE = {+1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+[\w%.,]+){0,6}?\s+zu\b",
-              -1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+[\w%.,]+){0,6}?\s+ab\b"
+              -1: r"\b(?:nimmt|nahm|nahmen|nehmen|schwächt|schwächte|schwächten|schwächen)\b(?:\s+[\w%.,]+){0,6}?\s+ab\b"
                   r"|\b(?:geht|ging|gingen|gehen)\b(?:\s+[\w%.,]+){0,6}?\s+zurück\b"}
 # "lag über/unter", "was above/below": a level compared, where "über" alone mostly means "about".
 _LEVEL = {+1: r"\b(?:lag|lagen|liegt|liegen|blieb|blieben)\b(?:\s+[\w,]+){0,4}?\s+über\b"
@@ -359,6 +359,8 @@ _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|cannot|none|nothing|nobody|without\s+(?:any\s+)?(?:significant\s+)?"
     r"(?:effect|change|difference|impact|influence)|fail(?:s|ed)?\s+to|unable\s+to|lack(?:s|ed)?|"
     r"unchanged|unaffected|unrelated|uncorrelated|unassociated|unverändert\w*|unbeeinflusst\w*|"
+    r"(?:stayed|remained|stays|remains)\s+(?:the\s+same|stable|constant|flat)|"
+    r"(?:blieb|blieben|bleibt|bleiben)\s+(?:\w+\s+)?(?:gleich|stabil|konstant)|"
     r"kein\w*|nicht|nie|niemals|weder|nichts|ohne\s+(?:signifikanten?\s+|messbaren?\s+)?"
     r"(?:effekt|einfluss|wirkung|unterschied|veränderung))\b|n't\b",
     re.I,

@@ -1,5 +1,5 @@
 """The offline judge on its tuning set (tests/data/judge_cases.jsonl, tests/judge_cases.py):
-190 claims against fifteen invented sources, English and German, written for the judge.
+212 claims against seventeen invented sources, English and German, written for the judge.
 
 A regression guard: the floors sit just below what the judge achieves (see
 `scripts/bench_offline_judge.py` for the figures), so a change that makes it worse on the
@@ -15,11 +15,11 @@ import pytest
 from analysis.pipeline.judges import CONFIDENCE_BANDS
 from tests.judge_cases import evaluate, load_cases
 
-#: Floors, just below the figures of the judge when they were set (84.9 % decided right,
-#: 12.6 % uncertain; per language 87.2 % de, 82.5 % en).
+#: Floors, just below the figures of the judge when they were set (85.5 % decided right,
+#: 15.6 % uncertain; per language 87.9 % de, 83.0 % en).
 DECIDED_RIGHT_AT_LEAST = 0.83
-UNCERTAIN_AT_MOST = 0.15
-PER_LANGUAGE_DECIDED_RIGHT_AT_LEAST = 0.80
+UNCERTAIN_AT_MOST = 0.17
+PER_LANGUAGE_DECIDED_RIGHT_AT_LEAST = 0.81
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def figures() -> dict:
 
 def test_the_tuning_set_is_large_varied_and_bilingual() -> None:
     cases = load_cases()
-    assert len(cases) >= 180
+    assert len(cases) >= 200
     assert {c.lang for c in cases} == {"en", "de"}
     assert {c.gold for c in cases} == {"supported", "partially_supported", "not_supported"}
     tags = {t for c in cases for t in c.tags}
