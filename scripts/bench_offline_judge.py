@@ -1,15 +1,23 @@
-"""The offline judge alone: accuracy per confidence band on the judge's own test corpus
-(tests/unit/test_offline_judge.py, written by the team, English and German) and time per
-judgement with cold caches.
+"""The offline judge alone, on cases written by the team (never on eval/): the tuning set
+tests/data/judge_cases.jsonl (claims against short invented sources, English and German,
+each with the verdict a careful reader gives and tags: number, direction, negation,
+paraphrase, overstated, hedge, extra, scope, unrelated, ...), the judge's own unit-test
+corpus (tests/unit/test_offline_judge.py), and the time per judgement with cold caches.
 
-    .venv/bin/python scripts/bench_offline_judge.py
+    .venv/bin/python scripts/bench_offline_judge.py              # both, figures only
+    .venv/bin/python scripts/bench_offline_judge.py --wrong      # also list the tuning cases judged wrong
 
-These are figures on cases the judge's author wrote; the labelled evaluation corpus
-(scripts/eval_verdicts.py) is the measure that counts.
+For the tuning set it prints what scripts/eval_verdicts.py prints for a corpus: right among
+the decided verdicts (not `uncertain`), the share of `uncertain`, the confusion matrix,
+accuracy per confidence band, per language and per tag, and how many claims with a
+contradicted number or direction were judged `supported` (must be 0). These are figures on
+cases the judge's author wrote; the labelled evaluation corpus (scripts/eval_verdicts.py)
+is the measure that counts.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections import Counter
@@ -20,10 +28,33 @@ sys.path.insert(0, str(ROOT))
 
 from analysis.pipeline import judges, lexical  # noqa: E402
 from analysis.pipeline.judges import CONFIDENCE_BANDS, OfflineJudge, Verdict, confidence_band  # noqa: E402
-from tests.unit.test_offline_judge import ALL  # noqa: E402
+from tests.judge_cases import CASES, VERDICTS, evaluate, load_cases  # noqa: E402
+
+def _pct(x: float | None) -> str:
+    return "   -  " if x is None else f"{100 * x:5.1f}%"
 
 
-def main() -> int:
+def report(figures: dict, *, wrong: bool = False) -> None:
+    print(f"tuning set ({CASES.relative_to(ROOT)}): {figures['n']} cases; decided right "
+          f"{_pct(figures['decided_right'])}, uncertain {_pct(figures['uncertain'])}, contradicted number or "
+          f"direction judged supported: {len(figures['contradicted_supported'])} {figures['contradicted_supported']}")
+    print(f"  {'gold':<22}" + "".join(f"{v[:8]:>10}" for v in VERDICTS))
+    for gold, row in figures["confusion"].items():
+        print(f"  {gold:<22}" + "".join(f"{row[v]:>10}" for v in VERDICTS))
+    for (name, low, high), counts in zip(CONFIDENCE_BANDS, figures["bands"].values()):
+        total = counts["right"] + counts["wrong"]
+        print(f"  band {name:<6} [{low}, {high}): {counts['right']}/{total} right")
+    for name, g in figures["groups"].items():
+        print(f"  {name:<18} n={g['n']:<4} decided right {_pct(g['decided_right'])}  uncertain {_pct(g['uncertain'])}")
+    if wrong:
+        for c, j in figures["wrong"]:
+            print(f"\n[{c.id}] gold {c.gold}, judged {j.verdict.value} ({j.confidence:.2f}) {c.tags}\n  {c.claim}\n"
+                  f"  {j.rationale}\n  evidence: {j.evidence}")
+
+
+def unit_corpus() -> None:
+    from tests.unit.test_offline_judge import ALL
+
     judge = OfflineJudge()
     bands: dict[str, Counter] = {name: Counter() for name, _, _ in CONFIDENCE_BANDS}
     verdicts: Counter = Counter()
@@ -34,12 +65,12 @@ def main() -> int:
     relevant = sum(e is not Verdict.uncertain for _, _, e in ALL)
     wrongly_uncertain = sum(judge.judge(c, p).verdict is Verdict.uncertain and e is not Verdict.uncertain
                             for c, p, e in ALL)
-    print(f"{len(ALL)} cases; verdicts {dict(verdicts)}")
-    print(f"uncertain on {wrongly_uncertain} of {relevant} citations whose source decides them")
+    print(f"unit-test corpus: {len(ALL)} cases; verdicts {dict(verdicts)}")
+    print(f"  uncertain on {wrongly_uncertain} of {relevant} citations whose source decides them")
     for (name, low, high), counts in zip(CONFIDENCE_BANDS, bands.values()):
         total = counts["right"] + counts["wrong"]
         if total:
-            print(f"band {name} [{low}, {high}): {counts['right']}/{total} right")
+            print(f"  band {name} [{low}, {high}): {counts['right']}/{total} right")
     rounds, start = 10, time.perf_counter()
     for _ in range(rounds):
         judges._stems.cache_clear()
@@ -49,7 +80,16 @@ def main() -> int:
         for claim, passages, _ in ALL:
             judge.judge(claim, passages)
     per = (time.perf_counter() - start) / (rounds * len(ALL))
-    print(f"{per * 1000:.2f} ms per judgement (cold caches each round)")
+    print(f"  {per * 1000:.2f} ms per judgement (cold caches each round)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--wrong", action="store_true", help="list the tuning cases judged wrong")
+    args = parser.parse_args()
+    report(evaluate(load_cases()), wrong=args.wrong)
+    print()
+    unit_corpus()
     return 0
 
 

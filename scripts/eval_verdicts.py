@@ -183,6 +183,7 @@ class Reported:
     source: str | None  #: the filename of the cited source, None when unresolved
     verdict: str | None
     confidence: float | None
+    rationale: str | None = None
 
 
 @dataclass
@@ -209,6 +210,8 @@ class Case:
     verdict: str | None = None
     confidence: float | None = None
     similarity: float | None = None
+    #: the kind of the judge's reason (`reason_kind`), for the aggregate table of reasons
+    reason: str | None = None
 
     @property
     def resolved_right(self) -> bool:
@@ -266,11 +269,27 @@ def cases_for(thesis: Thesis, rows: list[Reported]) -> tuple[list[Case], int]:
             case.reported_marker, case.reported_claim, case.reported_page = row.marker, row.claim, row.page
             case.reported_source, case.verdict, case.confidence = row.source, row.verdict, row.confidence
             case.similarity = round(sim, 3)
+            case.reason = reason_kind(row.rationale)
         out.append(case)
     return out, unmatched
 
 
 # -- figures --------------------------------------------------------------------------------
+
+
+def reason_kind(rationale: str | None) -> str | None:
+    """The rule a rationale names, without what is particular to the citation (figures, quoted
+    words, coverage): "the source states another share", "clauses", "no sentence of the N read
+    states the claim's key terms". Aggregated only: which rule of the judge decides how often."""
+    if not rationale:
+        return None
+    text = re.sub(r"^Offline \(lexical\):\s*", "", rationale)
+    if text.startswith("clause 1:"):
+        verdicts = re.findall(r"clause \d+: (\w+), (\w+ \w+)", text)
+        return "clauses judged apart: " + " + ".join(f"{v} ({why}…)" for v, why in verdicts)
+    text = re.split(r"[;(“\"]", text, maxsplit=1)[0]
+    text = re.sub(r"\d+(?:[.,]\d+)?", "N", text)
+    return text.strip(" ,.")[:90]
 
 
 def bands() -> list[tuple[float, float]]:
@@ -313,6 +332,10 @@ def figures(cases: list[Case], reported: int, unmatched: int) -> dict:
         for tag in c.contradiction:
             contradicted[tag]["n"] += 1
             contradicted[tag]["supported"] += c.verdict == "supported"
+    reasons: dict[str, Counter] = defaultdict(Counter)
+    for c in found:
+        if c.verdict not in (None, "source_missing"):
+            reasons[f"{c.expected_verdict} -> {c.verdict}"][c.reason or "-"] += 1
     # Verdicts on the citations whose source was uploaded: what the judge decided.
     with_source = [c for c in found if c.expected_source is not None and c.resolved_right]
     return {
@@ -340,6 +363,7 @@ def figures(cases: list[Case], reported: int, unmatched: int) -> dict:
             "confusion": confusion,
             "confidence_bands": band_rows,
             "contradicted": {tag: dict(v) for tag, v in sorted(contradicted.items())},
+            "reasons": {pair: dict(counts.most_common()) for pair, counts in sorted(reasons.items())},
             "supported_on_contradicted_number_or_direction": sum(
                 1 for c in found if c.verdict == "supported" and {"number", "direction"} & set(c.contradiction)),
         },
@@ -432,6 +456,10 @@ def render(rep: dict) -> str:
         lines.append(f"  {tag:<10} {c['supported']} of {c['n']}")
     lines.append(f"  supported on a contradicted number or direction: "
                  f"{v['supported_on_contradicted_number_or_direction']}")
+    lines += ["", "the judge's reasons (planted -> judged: rule, count; aggregate, no citation shown)"]
+    for pair, counts in v["reasons"].items():
+        lines.append(f"  {pair}")
+        lines.extend(f"    {n:>3}  {kind}" for kind, n in counts.items())
     lines += ["", f"per citation form{'':<9}{'planted':>8}{'recall':>8}{'source':>8}{'verdict':>8}"]
     for form, f in rep["by_form"].items():
         lines.append(f"  {form:<24}{f['planted']:>8}{_pct(f['recall']):>8}{_pct(f['resolution']):>8}"
@@ -587,7 +615,7 @@ def reported_rows(run: Run) -> list[Reported]:
     names = {d: name for name, d in run.documents.items()}
     return [Reported(ordinal=c.ordinal, marker=c.marker, claim=c.claim, page=c.page,
                      source=names.get(c.source_document_id) if c.source_document_id else None,
-                     verdict=c.verdict, confidence=c.confidence)
+                     verdict=c.verdict, confidence=c.confidence, rationale=c.rationale)
             for c in pipeline.citations(run.user_id, run.job_id)]
 
 

@@ -101,8 +101,10 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
     settings = settings or WebSettings.from_env()
     if broker is None:
         from broker.migrate import migrate
+        from broker.settings import BrokerSettings
 
-        migrate(os.environ["DATABASE_URL"]) if os.environ.get("DATABASE_URL") else None
+        url = BrokerSettings.from_env().database_url
+        migrate(url) if url else None
         import actors
 
         broker = actors.broker
@@ -111,6 +113,7 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
                   docs_url=None, redoc_url=None,  # web/apidocs.py serves /docs without a CDN
                   responses=ERROR_RESPONSES)
     app.state.broker, app.state.settings = broker, settings
+    app.state.metrics = metrics.private_registry(broker)
 
     @app.exception_handler(ApiError)
     async def _api_error(request, exc: ApiError):
@@ -189,8 +192,8 @@ def _routes(app: FastAPI) -> None:
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     def prometheus(request: Request):
         """Prometheus text format: queues, jobs by state, latencies, promotions, refunds, provider calls."""
-        return PlainTextResponse(metrics.render(request.app.state.broker),
-                                 media_type="text/plain; version=0.0.4; charset=utf-8")
+        return PlainTextResponse(metrics.render(request.app.state.broker, request.app.state.metrics),
+                                 media_type=metrics.CONTENT_TYPE)
 
     @app.get("/api/me", tags=["users"], response_model=accounts.Account)
     def me(request: Request, user_id: int = Depends(user)):

@@ -4,9 +4,25 @@ Every number comes from the database, never from process memory, so any web proc
 answers the same and a redeploy resets nothing: queue figures are counts of live rows,
 counters and histograms are totals folded from the job-event audit
 (:mod:`analysis.surface.metrics`), so a scrape costs the same however long the history.
+
+prometheus_client writes the exposition format; :class:`PostgresCollector` is a custom
+collector that reads Postgres when scraped, registered in a registry of its own per app
+(never the library's global one, which would also carry this process's own metrics).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
 
 from broker import admin
 
@@ -14,6 +30,8 @@ from analysis import db
 from analysis.queue.jobs import JobStatus
 from analysis.surface import metrics
 
+#: The media type of the text format written (the classic 0.0.4 text, as before).
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 STATUSES = [status.value for status in JobStatus]
 #: Counters taken from the job event audit: (metric, event, help).
 EVENT_COUNTERS = [
@@ -23,67 +41,71 @@ EVENT_COUNTERS = [
 ]
 
 
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+class PostgresCollector(Collector):
+    """Every citeq metric, read from the broker's database at each scrape."""
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+
+    def describe(self) -> list[Metric]:
+        # No description at registration: collect() would otherwise run (and query) then.
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        broker = self.broker
+        stats = admin.queue_stats(broker)
+        queue = GaugeMetricFamily("citeq_queue_messages", "Broker messages per queue and state.",
+                                  labels=["queue", "state"])
+        for s in stats:
+            for state in ("ready", "delayed", "running", "dead"):
+                queue.add_metric([s.queue_name, state], getattr(s, state))
+        yield queue
+        oldest = GaugeMetricFamily("citeq_queue_oldest_age_seconds", "Age of the oldest due message per queue.",
+                                   labels=["queue"])
+        for s in stats:
+            oldest.add_metric([s.queue_name], float(s.oldest_age_seconds))
+        yield oldest
+        yield GaugeMetricFamily("citeq_dead_letters", "Dead-lettered messages (all queues).",
+                                value=sum(s.dead for s in stats))
+        yield GaugeMetricFamily("citeq_workers", "Live worker processes.", value=len(admin.workers(broker)))
+
+        jobs = metrics.job_metrics(broker)
+        by_state = GaugeMetricFamily("citeq_analysis_jobs", "Analysis jobs by state.", labels=["state"])
+        for status in STATUSES:
+            by_state.add_metric([status], jobs.jobs_by_status[status])
+        yield by_state
+        for name, event, help in EVENT_COUNTERS:
+            yield CounterMetricFamily(name, help, value=jobs.events.get(event, 0))
+        yield CounterMetricFamily("citeq_refunds_total", "Credits refunds written (failed or canceled jobs).",
+                                  value=jobs.refunds)
+        for name, histogram, help in [
+            ("citeq_job_wait_seconds", jobs.wait, "Seconds from admission to a job's first start."),
+            ("citeq_job_run_seconds", jobs.run, "Seconds from a job's start to its finish."),
+        ]:
+            buckets = [(str(float(bound)), count) for bound, count in histogram.buckets]
+            yield HistogramMetricFamily(name, help, buckets=[*buckets, ("+Inf", histogram.count)],
+                                        sum_value=histogram.sum)
+
+        with broker.connection() as conn, conn.cursor() as cur:
+            budgets = db.many(cur, "provider_calls_many")
+        calls = GaugeMetricFamily("citeq_provider_calls", "Judge provider calls used today (UTC).",
+                                  labels=["provider"])
+        limits = GaugeMetricFamily("citeq_provider_call_limit", "Judge provider calls allowed today (UTC).",
+                                   labels=["provider"])
+        for provider, used, call_limit in budgets:
+            calls.add_metric([provider], used)
+            limits.add_metric([provider], call_limit)
+        yield calls
+        yield limits
 
 
-def _number(v: float) -> str:
-    return repr(float(v)) if isinstance(v, float) else str(v)
+def private_registry(broker) -> CollectorRegistry:
+    """A registry of its own holding the Postgres collector of ``broker``."""
+    found = CollectorRegistry(auto_describe=False)
+    found.register(PostgresCollector(broker))
+    return found
 
 
-class _Writer:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def family(self, name: str, kind: str, help: str) -> None:
-        self.lines += [f"# HELP {name} {help}", f"# TYPE {name} {kind}"]
-
-    def sample(self, name: str, value: float, **labels: str) -> None:
-        rendered = ",".join(f'{k}="{_label(str(v))}"' for k, v in labels.items())
-        self.lines.append(f"{name}{{{rendered}}} {_number(value)}" if rendered else f"{name} {_number(value)}")
-
-
-def render(broker) -> str:
-    w = _Writer()
-    stats = admin.queue_stats(broker)
-    w.family("citeq_queue_messages", "gauge", "Broker messages per queue and state.")
-    for s in stats:
-        for state in ("ready", "delayed", "running", "dead"):
-            w.sample("citeq_queue_messages", getattr(s, state), queue=s.queue_name, state=state)
-    w.family("citeq_queue_oldest_age_seconds", "gauge", "Age of the oldest due message per queue.")
-    for s in stats:
-        w.sample("citeq_queue_oldest_age_seconds", float(s.oldest_age_seconds), queue=s.queue_name)
-    w.family("citeq_dead_letters", "gauge", "Dead-lettered messages (all queues).")
-    w.sample("citeq_dead_letters", sum(s.dead for s in stats))
-    w.family("citeq_workers", "gauge", "Live worker processes.")
-    w.sample("citeq_workers", len(admin.workers(broker)))
-
-    jobs = metrics.job_metrics(broker)
-    w.family("citeq_analysis_jobs", "gauge", "Analysis jobs by state.")
-    for status in STATUSES:
-        w.sample("citeq_analysis_jobs", jobs.jobs_by_status[status], state=status)
-    for name, event, help in EVENT_COUNTERS:
-        w.family(name, "counter", help)
-        w.sample(name, jobs.events.get(event, 0))
-    w.family("citeq_refunds_total", "counter", "Credits refunds written (failed or canceled jobs).")
-    w.sample("citeq_refunds_total", jobs.refunds)
-    for name, histogram, help in [
-        ("citeq_job_wait_seconds", jobs.wait, "Seconds from admission to a job's first start."),
-        ("citeq_job_run_seconds", jobs.run, "Seconds from a job's start to its finish."),
-    ]:
-        w.family(name, "histogram", help)
-        for bound, count in histogram.buckets:
-            w.sample(f"{name}_bucket", count, le=_number(bound))
-        w.sample(f"{name}_bucket", histogram.count, le="+Inf")
-        w.sample(f"{name}_sum", histogram.sum)
-        w.sample(f"{name}_count", histogram.count)
-
-    with broker.connection() as conn, conn.cursor() as cur:
-        w.family("citeq_provider_calls", "gauge", "Judge provider calls used today (UTC).")
-        budgets = db.many(cur, "provider_calls_many")
-        for provider, used, _ in budgets:
-            w.sample("citeq_provider_calls", used, provider=provider)
-        w.family("citeq_provider_call_limit", "gauge", "Judge provider calls allowed today (UTC).")
-        for provider, _, call_limit in budgets:
-            w.sample("citeq_provider_call_limit", call_limit, provider=provider)
-    return "\n".join(w.lines) + "\n"
+def render(broker, registry: CollectorRegistry | None = None) -> str:
+    """The exposition text of ``registry`` (default: a private one for ``broker``)."""
+    return generate_latest(registry or private_registry(broker)).decode("utf-8")

@@ -2,58 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
-from pydantic import Field
-
-from broker.settings import EnvSettings
-
-#: Environment variable for each setting (``citeq web --help`` and README list these).
-ENVIRONMENT = {
-    "host": "CITEQ_WEB_HOST",
-    "port": "PORT",
-    "window_seconds": "CITEQ_RATE_WINDOW_SECONDS",
-    "admit_limit": "CITEQ_RATE_ADMITS",
-    "upload_limit": "CITEQ_RATE_UPLOADS",
-    "max_upload_bytes": "CITEQ_MAX_UPLOAD_BYTES",
-    "max_json_bytes": "CITEQ_MAX_JSON_BYTES",
-    "header_timeout": "CITEQ_WEB_HEADER_TIMEOUT",
-    "body_timeout": "CITEQ_WEB_BODY_TIMEOUT",
-    "keepalive_timeout": "CITEQ_WEB_KEEPALIVE_TIMEOUT",
-    "max_connections": "CITEQ_WEB_MAX_CONNECTIONS",
-    "max_header_bytes": "CITEQ_WEB_MAX_HEADER_BYTES",
-}
+from broker.settings import EnvSettings, env_field
 
 
 class WebSettings(EnvSettings):
     """How the HTTP API behaves. Every field has an environment variable."""
 
-    environment: ClassVar[Mapping[str, str]] = ENVIRONMENT
-
-    host: str = "127.0.0.1"
-    port: int = Field(8000, ge=0, le=65535)
-    #: Length of the sliding window of the per-user request limits.
-    window_seconds: float = Field(60.0, gt=0)
-    #: Analyses a user may admit per window. At least 10: a lecturer's batch of five
-    #: back-to-back analyses must queue, never be refused by the limit.
-    admit_limit: int = Field(30, ge=10)
-    #: Upload requests a user may make per window (each may carry several files).
-    upload_limit: int = Field(20, ge=5)
-    #: Largest upload request body (all files together).
-    max_upload_bytes: int = Field(50 * 1024 * 1024, ge=1024)
-    #: Largest JSON request body.
-    max_json_bytes: int = Field(64 * 1024, ge=1024)
-    #: Seconds a connection has to deliver a request's headers (from connecting, or from
-    #: its previous response); then it is closed.
-    header_timeout: float = Field(10.0, gt=0)
-    #: Seconds a request has to deliver its whole body after its headers; then 408.
+    host: str = env_field("127.0.0.1", "CITEQ_WEB_HOST", "address the web process listens on")
+    port: int = env_field(8000, "PORT", "port the web process listens on", ge=0, le=65535)
+    window_seconds: float = env_field(
+        60.0, "CITEQ_RATE_WINDOW_SECONDS", "length of the sliding window of the per-user request limits", gt=0)
+    #: At least 10: a lecturer's batch of five back-to-back analyses must queue, never be
+    #: refused by the limit.
+    admit_limit: int = env_field(30, "CITEQ_RATE_ADMITS", "analyses a user may admit per window", ge=10)
+    #: Each upload request may carry several files.
+    upload_limit: int = env_field(20, "CITEQ_RATE_UPLOADS", "upload requests a user may make per window", ge=5)
+    max_upload_bytes: int = env_field(
+        50 * 1024 * 1024, "CITEQ_MAX_UPLOAD_BYTES", "largest upload request body (all files together)",
+        ge=1024)
+    max_json_bytes: int = env_field(64 * 1024, "CITEQ_MAX_JSON_BYTES", "largest JSON request body", ge=1024)
+    header_timeout: float = env_field(
+        10.0, "CITEQ_WEB_HEADER_TIMEOUT", "seconds a connection has to deliver a request's headers", gt=0)
     #: A 50 MiB upload needs about 0.9 MB/s: behind a buffering proxy that is the proxy's speed.
-    body_timeout: float = Field(60.0, gt=0)
-    #: Seconds an idle keep-alive connection is kept.
-    keepalive_timeout: float = Field(5.0, gt=0)
-    #: Connections (and requests in flight) at once; beyond it new requests get 503.
-    max_connections: int = Field(200, ge=1)
-    #: Largest request head (request line and headers) in bytes.
-    max_header_bytes: int = Field(16 * 1024, ge=1024)
-
+    body_timeout: float = env_field(
+        60.0, "CITEQ_WEB_BODY_TIMEOUT", "seconds a request has to deliver its whole body (then 408)", gt=0)
+    keepalive_timeout: float = env_field(
+        5.0, "CITEQ_WEB_KEEPALIVE_TIMEOUT", "seconds an idle keep-alive connection is kept", gt=0)
+    max_connections: int = env_field(
+        200, "CITEQ_WEB_MAX_CONNECTIONS", "connections and requests in flight at once; beyond it 503", ge=1)
+    max_header_bytes: int = env_field(
+        16 * 1024, "CITEQ_WEB_MAX_HEADER_BYTES", "largest request head (request line and headers)", ge=1024)

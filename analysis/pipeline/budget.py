@@ -14,14 +14,13 @@ worker SIGKILLed mid-call therefore holds its slots for one lease at most::
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
 
-from broker import locks
+from broker import backoff, locks
 
 from analysis import db
 
@@ -101,12 +100,12 @@ class ProviderSlots:
         """Hold a slot for the block, waiting up to ``wait_seconds`` (capped, jittered
         backoff) for one to come free; :class:`SlotsTaken` if none did."""
         deadline = time.monotonic() + wait_seconds
-        delay = 0.05
+        attempt = 0
         while (taken := self.take()) is None:
             if time.monotonic() >= deadline:
                 raise SlotsTaken(f"all {self.limit} slots of {self.provider} stayed taken for {wait_seconds:g} s")
-            time.sleep(min(delay * random.uniform(0.5, 1.0), max(deadline - time.monotonic(), 0)))
-            delay = min(delay * 2, 1.0)
+            time.sleep(min(backoff.delay(attempt, first=0.05, cap=1.0), max(deadline - time.monotonic(), 0)))
+            attempt += 1
         slot, token = taken
         try:
             yield slot

@@ -17,23 +17,28 @@ import threading
 from collections.abc import Mapping, Sequence
 
 import httpx
-from pydantic import BaseModel, Field
+from broker.settings import EnvSettings, env_field
 
-from analysis.pipeline.judges import OpenAICompatibleClient, ProviderBadResponse
+from analysis.pipeline.judges import JudgeSettings, OpenAICompatibleClient, ProviderBadResponse
 
 #: Chunks per request. OpenAI accepts up to 2048 inputs; 64 passages of ~120 words keep a
 #: request well under any provider's token limit per call and a failure cheap to lose.
 DEFAULT_BATCH = 64
 
 
-class EmbeddingsSettings(BaseModel):
-    """Embedder configuration; :func:`embedder_from_env` fills it from the environment."""
+class EmbeddingsSettings(EnvSettings):
+    """Embedder configuration from the CITEQ_EMBEDDINGS_* variables (:func:`embeddings_settings`
+    fills in the judge's endpoint and key where they are unset)."""
 
-    model: str
-    base_url: str
-    api_key: str | None = None
-    timeout: float = Field(default=30.0, gt=0)
-    batch_size: int = Field(default=DEFAULT_BATCH, ge=1, le=2048)
+    model: str | None = env_field(None, "CITEQ_EMBEDDINGS_MODEL",
+                                  "embeddings model for hybrid retrieval (unset: BM25 alone)")
+    base_url: str | None = env_field(None, "CITEQ_EMBEDDINGS_BASE_URL",
+                                     "embeddings endpoint base URL (default CITEQ_JUDGE_BASE_URL)")
+    api_key: str | None = env_field(None, "CITEQ_EMBEDDINGS_API_KEY",
+                                    "embeddings API key (default CITEQ_JUDGE_API_KEY)")
+    timeout: float = env_field(30.0, "CITEQ_EMBEDDINGS_TIMEOUT", "embeddings request timeout, seconds", gt=0)
+    batch_size: int = env_field(DEFAULT_BATCH, "CITEQ_EMBEDDINGS_BATCH", "texts per embeddings request",
+                                ge=1, le=2048)
 
 
 class OpenAIEmbedder(OpenAICompatibleClient):
@@ -86,18 +91,16 @@ def embedder_from_env(env: Mapping[str, str]) -> OpenAIEmbedder | None:
 
 def embeddings_settings(env: Mapping[str, str]) -> EmbeddingsSettings | None:
     """The embedder's settings from ``env``; None when embeddings are not configured."""
-    model = env.get("CITEQ_EMBEDDINGS_MODEL") or None
-    if model is None:
+    settings = EmbeddingsSettings.from_env(env)
+    if settings.model is None:
         return None
-    base_url = env.get("CITEQ_EMBEDDINGS_BASE_URL") or env.get("CITEQ_JUDGE_BASE_URL") or None
-    if base_url is None:
+    if settings.base_url is None or settings.api_key is None:
+        judge = JudgeSettings.from_env(env)
+        settings = settings.model_copy(update={"base_url": settings.base_url or judge.base_url,
+                                               "api_key": settings.api_key or judge.api_key})
+    if settings.base_url is None:
         raise ValueError("CITEQ_EMBEDDINGS_MODEL needs CITEQ_EMBEDDINGS_BASE_URL or CITEQ_JUDGE_BASE_URL")
-    values: dict[str, object] = {"model": model, "base_url": base_url,
-                                 "api_key": env.get("CITEQ_EMBEDDINGS_API_KEY") or env.get("CITEQ_JUDGE_API_KEY")}
-    for field, var in (("timeout", "CITEQ_EMBEDDINGS_TIMEOUT"), ("batch_size", "CITEQ_EMBEDDINGS_BATCH")):
-        if env.get(var):
-            values[field] = env[var]
-    return EmbeddingsSettings(**values)
+    return settings
 
 
 _embedders: dict[str | None, OpenAIEmbedder | None] = {}

@@ -35,9 +35,12 @@ from typing import Literal, Protocol
 import httpx
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from broker.settings import env_field
+
 from analysis.pipeline import lexical
 from analysis.pipeline.chunking import sentence_spans
 from analysis.pipeline.retrieval import Hit
+from analysis.settings import JudgeChoice
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +150,15 @@ _CLAUSE_BREAK = re.compile(
 )
 
 
+#: Where a claim adds a part to another ("…, and Y", "…, which Z", "sowie", "und zudem"): finer than
+#: `_CLAUSE_BREAK`, for finding a part the source does not state.
+_PART_BREAK = re.compile(
+    r"\s*;\s+|,?\s+(?=(?:but|whereas|while|although|though|yet|aber|sondern|während|wohingegen|obwohl|wobei)\b)"
+    r"|,?\s+(?=(?:and|und|as\s+well\s+as|sowie)\s)|,\s+(?=(?:which|wodurch|womit|was|thereby|dadurch)\b)",
+    re.I,
+)
+
+
 #: A sentence that contrasts two things ("X lost it, while Y kept it"): overlap with it alone
 #: cannot tell which side a claim took.
 _CONTRAST = re.compile(r"\b(?:while|whereas|but|unlike|in\s+contrast|however|aber|während|wohingegen|jedoch|"
@@ -184,33 +196,45 @@ class OfflineJudge:
     """A deterministic judge that decides only what lexical evidence can decide.
 
     The claim's content terms (Snowball stems in the claim's language, English or German,
-    without stop words or cue words; German compounds meet their parts) are looked up in
-    every sentence of the retrieved passages; a term not found earns part credit for a near
-    match (`lexical.similarity`: a near-synonym of a short bilingual list, character 3–5-gram
-    overlap, a German compound sharing a leading part). The sentence covering most of them is
-    the *focus*; its text is the evidence, verbatim, with its passage's page. Then, for the
-    focus (the clause of it closest to the claim, for direction and negation):
+    without stop words, cue words, unit words or light verbs; German compounds meet their
+    parts) are looked up in every sentence of the retrieved passages; a term not found earns
+    part credit for a near match (`lexical.similarity`: a near-synonym of a short bilingual
+    list, compounds of near-synonyms, character 3–5-gram overlap, a German compound sharing a
+    leading part). The sentence covering most of them is the *focus* (a sentence that states
+    the claim's figures gets a head start); its text is the evidence, verbatim, with its
+    passage's page. Then, for the focus (the clause of it closest to the claim, for direction
+    and negation):
 
     - coverage below `unrelated_at` in every sentence and window of a source of at least
-      `unrelated_sentences` sentences → `not_supported` (low: the source does not state it);
+      `unrelated_sentences` sentences, and no figure of the claim in the focus →
+      `not_supported` (low: the source does not state it);
     - coverage below `weakly_related_at`, even with the neighbouring sentences → `uncertain`,
       unless claim and source deny the same thing (→ `supported`, medium);
     - a figure of the claim that no passage states, while the focus states another figure
       of the same unit (12 % for 21 %, 3.5 h for 35 h), or the same figure in another
       unit → `not_supported` (high confidence);
     - a direction opposite to the focus's on the same axis (increase/decrease,
-      improve/worsen; steigen/sinken …) → `not_supported` (medium);
+      improve/worsen, more/less often; steigen/sinken, häufiger/seltener …), or a comparison
+      the other way round ("A stronger than B" for "B stronger than A") → `not_supported`
+      (medium); a focus stating both directions → `uncertain`;
     - the claim asserts what the focus denies ("unchanged" included), or the reverse →
       `not_supported` (medium); both deny it → `supported` (medium);
-    - an absolute claim ("all", "always", "eliminates", "vollständig") against hedged or
-      plain source language → `partially_supported` (overstated; medium);
+    - an overstatement → `partially_supported` (medium): an absolute claim ("all", "always",
+      "eliminates", "vollständig") against hedged or plain source language, "all" against a
+      majority, a word of certainty or cause the source lacks ("reliably", "caused",
+      "nachweislich"), or a plain claim of what the source states as possible ("may reduce",
+      "könnte verringern");
+    - a figure of the claim that no passage states at all (and no figure of its unit near
+      the focus) → `not_supported` (low: the source does not state it);
     - matching figures or a matching direction with coverage ≥ `related_at` →
-      `supported` (high); coverage ≥ `supported_at` in the focus or in it and an adjacent
+      `supported` (high); matching figures in the focus with coverage ≥ `weakly_related_at`
+      → `supported` (medium); coverage ≥ `supported_at` in the focus or in it and an adjacent
       sentence (the two quoted) without a cue → `supported` (medium); coverage ≥
-      `weakly_related_at` with no figure, numeral, direction, comparison or contrast →
+      `weakly_related_at` with no figure, numeral, direction, comparison or contrast, or
+      with every key term of the claim somewhere in the source and nothing against it →
       `supported` (low);
-    - anything else (a figure found nowhere, a share in words, a comparison of what the
-      source contrasts, middling coverage) → `uncertain` (low).
+    - anything else (a share in words, a comparison of what the source contrasts, a figure
+      that may belong to another subject, middling coverage) → `uncertain` (low).
 
     A contradicted figure or direction is never `supported`: shares in words count as figures
     (`lexical.shares`: "about half", "weniger als ein Fünftel", "the entire", "the rest", 48 %),
@@ -218,14 +242,18 @@ class OfflineJudge:
     evidence and its neighbouring sentences state no share of the claim's subject that
     disagrees with the claim's. A claim of several clauses
     ("…, whereas …", "; ", ", and …") is judged as a whole and clause by clause: a
-    contradiction in any clause decides; clauses supported and unfound make a partial (low).
+    contradiction in any clause decides; a clause supported, or plausibly stated, next to one
+    the source does not state makes a partial (low); so does a claim part ("…, and Y",
+    "…, which Z") covered less than `extra_unstated_at` next to one covered at least
+    `extra_stated_at` (`_extra_part`).
     Confidences fall in `CONFIDENCE_BANDS`.
     """
 
     name = "offline"
 
     def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5, negation_related_at: float = 0.4,
-                 unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45) -> None:
+                 unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45,
+                 anchored_at: float = 0.35, extra_stated_at: float = 0.7, extra_unstated_at: float = 0.35) -> None:
         self.supported_at = supported_at
         self.related_at = related_at
         #: coverage at which the cues are read at all, and most terms without a cue against them
@@ -237,6 +265,11 @@ class OfflineJudge:
         #: sentences read, the source does not state the claim: `not_supported`
         self.unrelated_at = unrelated_at
         self.unrelated_sentences = unrelated_sentences
+        #: a claim part covered this well next to one covered less than `extra_unstated_at`: partial
+        #: coverage at which a focus stating the claim's figures is read for support at all
+        self.anchored_at = anchored_at
+        self.extra_stated_at = extra_stated_at
+        self.extra_unstated_at = extra_unstated_at
 
     def judge(self, claim: str, passages: list[Hit]) -> Judgement:
         """Judge `claim` against `passages` (best first)."""
@@ -246,9 +279,40 @@ class OfflineJudge:
         whole = self._assess(claim, sentences)
         lang = lexical.language(claim)
         clauses = [c for c in _CLAUSE_BREAK.split(claim) if c and len(set(lexical.content_terms(c, lang))) >= 3]
-        if len(clauses) < 2:
-            return self._judgement(whole)
-        return self._judgement(self._combine(whole, [self._assess(c, sentences) for c in clauses]))
+        found = whole if len(clauses) < 2 else self._combine(whole, [self._assess(c, sentences) for c in clauses])
+        return self._judgement(self._extra_part(claim, lang, sentences, found))
+
+    def _extra_part(self, claim: str, lang: str, sentences: list[_Sentence], found: _Assessment) -> _Assessment:
+        """A claim of two parts ("X rose, and Y fell"; "…, which widened Z") of which the source
+        states one closely and the other hardly at all is `partially_supported`: it says more than
+        the source. Contradictions (a figure, a direction, a denial) decide before this."""
+        if found.verdict is Verdict.partially_supported or (
+                found.verdict is Verdict.not_supported and found.cue != "absent"):
+            return found
+        parts = [p for p in _PART_BREAK.split(claim) if p and _part_terms(p, lang)]
+        if len(parts) < 2:
+            return found
+        covered = []
+        for part in parts:
+            scorer = _Scorer(part, lang, sentences)
+            figures = [q for q in lexical.quantities(part, lang) if not q.weak]
+            best = max(((max(scorer.coverage(s.text, s.lang), scorer.coverage(s.window, s.lang)), s)
+                        for s in sentences if scorer.terms(s.lang)), key=lambda x: x[0], default=(0.0, None))
+            # a part whose figures its closest sentence states counts as stated with fewer of its words
+            stated = best[1] is not None and (best[0] >= self.extra_stated_at or (
+                best[0] >= self.anchored_at and _states_figure(figures, best[1])))
+            covered.append((best[0], part, best[1], stated))
+        stated_parts = [c for c in covered if c[3]]
+        low, extra, _, _ = min(covered, key=lambda x: x[0])
+        if not stated_parts or low >= self.extra_unstated_at:
+            return found
+        high, _, sentence, _ = max(stated_parts, key=lambda x: x[0])
+        if sentence is None:
+            return found
+        return _Assessment(verdict=Verdict.partially_supported, confidence=0.5, cue="clauses", coverage=high,
+                           sentence=sentence, reason=f"the source states part of the claim ({high:.0%} of its key "
+                                                     f"terms in one sentence), not “{_clip(extra.strip(), 80)}” "
+                                                     f"({low:.0%})")
 
     # -- one claim (or clause) against the sentences --
 
@@ -260,7 +324,9 @@ class OfflineJudge:
         if not scored:
             return _Assessment(verdict=Verdict.uncertain, confidence=0.1, cue="weak", coverage=0.0, sentence=None,
                                reason="the claim has no content words to look for")
-        cov, cov_window, _, focus = max(scored, key=lambda x: x[:3])
+        # A sentence stating the claim's figure (2.1 %, "three times") is likelier the one the claim draws on.
+        claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
+        cov, cov_window, _, focus = max(scored, key=lambda x: (x[0] + 0.2 * _states_figure(claimed, x[3]), x[1], x[2]))
         context = " ".join(s.text for s in sentences)
         if max(cov, cov_window) < self.related_at:
             figure = self._figure_elsewhere(claim, claim_lang, scored, context)
@@ -269,8 +335,8 @@ class OfflineJudge:
         # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
         ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
                                                      reverse=True)]
-        return _guard_shares(claim, claim_lang,
-                             self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked))
+        return _guard_directions(claim, _guard_shares(
+            claim, claim_lang, self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)))
 
     def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
         """When no sentence is clearly about the claim: a sentence that shares some of its terms
@@ -294,10 +360,12 @@ class OfflineJudge:
                                sentence=focus, reason=reason)
 
         related = max(cov, cov_window)
-        if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences:
+        anchored = _states_figure([q for q in lexical.quantities(claim, claim_lang) if not q.weak], focus)
+        if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences and not anchored:
             return result(Verdict.not_supported, 0.35 + 0.14 * (self.unrelated_at - related) / self.unrelated_at,
                           "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
-        if related < self.weakly_related_at:
+        # A sentence stating the claim's figures is read on with fewer of its words ("6,4 km/h langsamer").
+        if related < (self.anchored_at if anchored else self.weakly_related_at):
             agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
             if agreed is not None:
                 return agreed
@@ -319,6 +387,17 @@ class OfflineJudge:
         direction = _compare_directions(claim, clause) if on_subject else None
         if direction == "agree" and lexical.negated(claim) != lexical.negated(clause):
             direction = None  # "did not reduce" against "reduced": the negation below decides
+        swapped = on_subject and _comparison_swapped(claim, claim_lang, focus.text, focus.lang)
+        if swapped and _compare_directions(claim, focus.text) == "agree":
+            # "A stronger than B" against "B stronger than A": the sides are exchanged
+            return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
+                          "the source compares the other way round")
+        if swapped:
+            direction = None  # "A weaker than B" for "B stronger than A": agreement a word list cannot confirm
+        if direction == "agree" and _mixed_directions(claim, focus.text):
+            # "strongest in the afternoon and weakened after sunset": which half the claim means is a reading
+            return result(Verdict.uncertain, 0.4, "weak", "the source's sentence states both directions; "
+                          "check which one the claim's subject takes")
         if direction == "conflict":
             return result(Verdict.not_supported, 0.68 + 0.06 * strength, "direction",
                           "the source states the opposite direction")
@@ -333,27 +412,36 @@ class OfflineJudge:
                 if other is focus or other_cov < 0.2 or not claim_axes & set(lexical.directions(other_clause)):
                     continue
                 found = _compare_directions(claim, other_clause)
+                if (max(other_cov, scorer.coverage(other_clause, other.lang)) < self.weakly_related_at
+                        and other_window < 0.6 and found != "agree"):
+                    continue  # a sentence sharing a word or two, in no related context, does not contradict
                 if found == "agree" and lexical.negated(claim) != lexical.negated(other_clause):
                     # "did not reduce" against "reduced": the same verb, the opposite statement
                     return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
                                        cue="negation", coverage=other_cov, sentence=other,
                                        reason="a related sentence of the source denies the claim's direction")
                 if found == "conflict":
-                    return _Assessment(verdict=Verdict.not_supported, confidence=round(0.6 + 0.1 * strength, 3),
-                                       cue="direction", coverage=other_cov, sentence=other,
-                                       reason="a related sentence of the source states the opposite direction")
+                    # Not the sentence closest to the claim: it may speak of something else (a contradicted
+                    # direction is never supported, but this is no proof of one either).
+                    return _Assessment(verdict=Verdict.uncertain, confidence=0.4, cue="weak", coverage=other_cov,
+                                       sentence=other, reason="a related sentence of the source states the "
+                                                              "opposite direction; check the source")
                 if found == "agree" and (max(other_cov, scorer.coverage(other_clause, other.lang)) >= 0.6
                                          or (other_cov >= 0.3 and other_window >= 0.8)):
                     return _Assessment(verdict=Verdict.supported, confidence=round(0.7 + 0.1 * strength, 3),
                                        cue="direction", coverage=other_cov, sentence=other,
                                        reason="the source states the claim's direction and key terms")
                 break
-        overstated = _overstatement(claim, focus.window)
+        overstated = _overstatement(claim, focus.window, clause if on_subject else None)
         if overstated and on_subject and lexical.negated_only_by_never(claim) and not lexical.negated(clause):
             # "never" against "rarely": an overstatement, not a denial
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
                           f"the claim overstates the source ({overstated})")
-        if on_subject and lexical.negated(claim) != lexical.negated(clause):
+        if on_subject and lexical.open_question(focus.text) and not lexical.open_question(claim):
+            return result(Verdict.not_supported, 0.55, "negation",
+                          "the source leaves open what the claim states")
+        source_denies = lexical.negated(clause) or (lexical.negated(claim) and lexical.negated(focus.text))
+        if on_subject and lexical.negated(claim) != source_denies:
             which = "denies what the claim asserts" if lexical.negated(clause) else "asserts what the claim denies"
             return result(Verdict.not_supported, 0.6 + 0.14 * strength, "negation", f"the source {which}")
         if overstated and on_subject:
@@ -364,17 +452,21 @@ class OfflineJudge:
             if agreed is not None:
                 return agreed
         if figures.unmatched:
-            return result(Verdict.uncertain, 0.35, "weak",
-                          f"no passage states the claim's figure {figures.unmatched}; check the source")
+            return result(Verdict.not_supported, 0.45, "unstated",
+                          f"no passage states the claim's figure {figures.unmatched}")
         if (figures.matched or shares_agree) and on_subject and related >= 0.6:
             elsewhere = _figure_of_another_subject(claim, claim_lang, focus, scorer)
-            if elsewhere:
-                return result(Verdict.not_supported, 0.62, "figure", elsewhere)
+            if elsewhere:  # which figure belongs to which subject is a reading, not a cue: a reader decides
+                return result(Verdict.uncertain, 0.4, "weak", f"{elsewhere}; check the source")
             if unconfirmed and direction is None:
                 return result(Verdict.supported, 0.7, "figure",
                               "the source states the claim's figures and key terms (its direction in other words)")
             return result(Verdict.supported, 0.78 + 0.17 * strength, "figure",
                           "the source states the claim's figures and key terms")
+        if anchored and figures.matched and not overstated:
+            # Fewer of the claim's words, but its figures in the sentence that shares most of them.
+            return result(Verdict.supported, 0.6, "figure", "the source's sentence states the claim's figures and "
+                          "some of its key terms")
         if direction == "agree" and clause_cov >= 0.6:
             return result(Verdict.supported, 0.75 + 0.15 * strength, "direction",
                           "the source states the claim's direction and key terms")
@@ -392,8 +484,10 @@ class OfflineJudge:
             return result(Verdict.uncertain, 0.4, "weak", "the source's sentence states the claim's key terms, "
                           "but a figure in words cannot be checked against its figures; check the source")
         if unconfirmed and direction is None and cov >= self.supported_at:
-            return result(Verdict.supported, 0.55, "overlap",
-                          "the source's sentence states the claim's key terms (its direction in other words)")
+            # The claim's direction is in no word of the sentence we know: it may be stated in other
+            # words, or reversed in words we do not know ("schwächte sich ab"). A reader decides.
+            return result(Verdict.uncertain, 0.45, "weak", "the source's sentence states the claim's key terms, "
+                          "but not its direction in words the judge knows; check the source")
         if cov >= self.supported_at:
             return result(Verdict.supported, 0.55 + 0.19 * min(1.0, (cov - self.supported_at) / (1 - self.supported_at)),
                           "overlap", "the source's sentence states the claim's key terms")
@@ -415,6 +509,13 @@ class OfflineJudge:
             weight = (cov - self.weakly_related_at) / (self.supported_at - self.weakly_related_at)
             return result(Verdict.supported, 0.4 + 0.09 * weight,
                           "overlap", "the source's sentence states most of the claim's key terms; no cue against it")
+        if (cov >= self.weakly_related_at and not scorer.absent_terms(focus.lang) and not figures.unmatched
+                and (not claim_axes or direction == "agree") and not _FRACTION.search(claim)
+                and not _COMPARISON.search(claim) and not _mixed_directions(claim, focus.text)
+                and not (_CONTRAST.search(focus.text) and not _CONTRAST.search(claim))):
+            # Every word of the claim occurs in the source, half of them in this sentence, nothing against it.
+            return result(Verdict.supported, 0.45, "overlap", "every key term of the claim occurs in the source, "
+                          "most of them in this sentence; no cue against it")
         return result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
                       "the source shares some of the claim's key terms, but no cue decides")
 
@@ -444,7 +545,10 @@ class OfflineJudge:
         reasons = "; ".join(f"clause {i}: {a.verdict.value}, {a.reason}" for i, a in enumerate(parts, 1))
         supported = [a for a in parts if a.verdict is Verdict.supported]
         if Verdict.not_supported in verdicts or Verdict.partially_supported in verdicts:
-            if supported or Verdict.partially_supported in verdicts:
+            # a clause the source plausibly states next to one it does not state at all: it says more
+            stated = [a for a in parts if a.verdict is not Verdict.not_supported]
+            unstated = [a for a in parts if a.verdict is Verdict.not_supported and a.cue == "absent"]
+            if supported or Verdict.partially_supported in verdicts or (stated and unstated):
                 lead = max(parts, key=lambda a: a.coverage)
                 return lead.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.45,
                                                "reason": reasons, "cue": "clauses"})
@@ -528,6 +632,14 @@ class _Scorer:
         found = _stems(text, lang)
         compounds = self._compounds(lang)
         return sum(w * lexical.term_match(t, found, compounds, lang) for t, w in zip(terms, weights)) / sum(weights)
+
+    def absent_terms(self, lang: str) -> list[str]:
+        """The claim's terms that no retrieved sentence states, not even in near words."""
+        terms, _ = self._weighted(lang)
+        stems = [_stems(s.text, s.lang) for s in self.sentences]
+        compounds = self._compounds(lang)
+        return [t for t in terms if max((lexical.term_match(t, found, compounds, lang) for found in stems),
+                                        default=0.0) < 0.5]
 
     def closest_clause(self, sentence: _Sentence) -> str:
         """The clause of the sentence closest to the claim (the whole sentence when one)."""
@@ -618,7 +730,8 @@ def _shares_contradicted(claim: str, claim_lang: str, evidence: str, window: str
                   + [s for s in nearby if _comparable(share, s, lang, in_evidence=False)])
         if stated and not any(share.agrees(s) for s in stated):
             others = ", ".join(dict.fromkeys(f"“{s.text}”" for s in stated))
-            slight = share.form == "all" and all(s.form != "rest" and s.high >= 0.8 for s in stated)
+            # "all" against "nearly all" or a majority (58 %) overstates; against a minority it contradicts
+            slight = share.form == "all" and all(s.form != "rest" and s.low >= 0.5 for s in stated)
             return f"the claim's “{share.text}” against the source's {others}", slight
     return None
 
@@ -648,6 +761,36 @@ def _guard_shares(claim: str, claim_lang: str, a: _Assessment) -> _Assessment:
                                     "reason": f"the claim overstates the source ({reason})"})
     return a.model_copy(update={"verdict": Verdict.not_supported, "confidence": 0.7, "cue": "figure",
                                 "reason": f"the source states another share ({reason})"})
+
+
+def _part_terms(part: str, lang: str) -> bool:
+    """Whether a claim part says enough to be looked for: two content terms, or one long one in
+    a part of three words or more ("und auch die Luftqualität verbesserte sich")."""
+    terms = set(lexical.content_terms(part, lang))
+    return len(terms) >= 2 or (len(part.split()) >= 3 and any(len(t) >= 7 for t in terms))
+
+
+def _guard_directions(claim: str, a: _Assessment) -> _Assessment:
+    """The check every `supported` passes for directions, as `_guard_shares` for shares: the
+    evidence (the sentence, or the two adjacent sentences quoted) states no direction opposite
+    to the claim's on the same axis, and not both directions where the claim states one."""
+    if a.verdict is not Verdict.supported or a.sentence is None:
+        return a
+    evidence = a.evidence or a.sentence.text
+    # Clause by clause: "X rose, while Y fell" backs "X rose"; one clause stating both does not decide.
+    clauses = [c for c in _CLAUSE_BREAK.split(evidence) if c and c.strip()]
+    found = [_compare_directions(claim, c) for c in clauses]
+    mine = lexical.directions(claim)
+    if any(any(lexical.directions(c).get(axis) == signs for axis, signs in mine.items()) for c in clauses):
+        found.append("agree")  # a clause states one of the claim's directions as the claim does
+    if "conflict" in found and "agree" not in found:
+        return a.model_copy(update={"verdict": Verdict.not_supported, "confidence": 0.6, "cue": "direction",
+                                    "reason": "the source states the opposite direction"})
+    if "agree" not in found and _mixed_directions(claim, evidence):
+        return a.model_copy(update={"verdict": Verdict.uncertain, "confidence": 0.4, "cue": "weak",
+                                    "reason": "the source's sentence states both directions; check which one the "
+                                              "claim's subject takes"})
+    return a
 
 
 def _figure_of_another_subject(claim: str, claim_lang: str, focus: _Sentence, scorer: _Scorer) -> str | None:
@@ -695,6 +838,10 @@ def _compare_directions(claim: str, clause: str) -> str | None:
     """"conflict" when the clause states the opposite direction on an axis the claim states,
     "agree" when it states the same, None when either states none (or the clause is mixed)."""
     mine, theirs = lexical.directions(claim), lexical.directions(clause)
+    # "more frequent" is a count going up: against a source that states only how much, it is a quantity
+    for a, b in ((mine, theirs), (theirs, mine)):
+        if "frequency" in a and "frequency" not in b and "quantity" in b:
+            a["quantity"] = a.get("quantity", []) + a.pop("frequency")
     agreed = 0
     for axis, signs in mine.items():
         other = theirs.get(axis)
@@ -711,10 +858,51 @@ def _compare_directions(claim: str, clause: str) -> str | None:
     return "agree" if mine and agreed == len(mine) else None
 
 
-def _overstatement(claim: str, source: str) -> str | None:
+def _states_figure(claimed: list[lexical.Quantity], sentence: _Sentence) -> bool:
+    """Whether the sentence states every figure of the claim (value and unit); False for a claim without one."""
+    if not claimed:
+        return False
+    stated = [q for q in lexical.quantities(sentence.text, sentence.lang) if not q.weak]
+    return all(any(lexical.same_value(c, q) and _units_agree(c, q) for q in stated) for c in claimed)
+
+
+def _mixed_directions(claim: str, sentence: str) -> bool:
+    """Whether the sentence states both directions on an axis on which the claim states one."""
+    theirs = lexical.directions(sentence)
+    return any(len(set(signs)) == 1 and set(theirs.get(axis, [])) == {-1, 1}
+               for axis, signs in lexical.directions(claim).items())
+
+
+_THAN = re.compile(r"\b(?:than|als)\b", re.I)
+
+
+def _comparison_sides(text: str, lang: str) -> tuple[set[str], set[str]] | None:
+    """The content terms before and after "than"/"als" of a comparison with a direction word
+    before it ("A cooled more than B", "A wirkten stärker als B"), each without the other's."""
+    m = _THAN.search(text)
+    if m is None or not lexical.directions(text[:m.start()]):
+        return None
+    left, right = set(lexical.content_terms(text[:m.start()], lang)), set(lexical.content_terms(text[m.end():], lang))
+    return left - right, right - left
+
+
+def _comparison_swapped(claim: str, claim_lang: str, sentence: str, lang: str) -> bool:
+    """Whether claim and sentence compare the same two things with the sides exchanged: what
+    the claim puts before "than" the sentence puts after it, and the reverse."""
+    mine, theirs = _comparison_sides(claim, claim_lang), _comparison_sides(sentence, lang)
+    if mine is None or theirs is None:
+        return False
+    (my_left, my_right), (their_left, their_right) = mine, theirs
+    return bool(my_left & their_right) and bool(my_right & their_left) and not my_right & their_right
+
+
+def _overstatement(claim: str, source: str, clause: str | None = None) -> str | None:
     """The absolute words of the claim the source does not back: a strong one ("eliminates",
     "always", "vollständig") the source does not use, or a weak one ("all", "alle") against a
-    hedged source. None when the claim hedges itself or nothing is overstated."""
+    hedged source; a word of certainty ("reliably", "nachweislich") or of cause ("caused",
+    "verursacht") the source does not use; or a plain claim where the source's `clause` (the
+    part closest to the claim) only hedges ("may reduce", "deuten darauf hin", "könnten").
+    None when the claim hedges itself or nothing is overstated."""
     if lexical.hedged(claim):
         return None
     strong, weak = lexical.absolutes(claim)
@@ -723,6 +911,11 @@ def _overstatement(claim: str, source: str) -> str | None:
     unbacked = [w for w in strong if lexical.stem(w, "en") not in said]
     if unbacked:
         return ", ".join(unbacked)
+    certain = [w for w in lexical.certainties(claim) if not lexical.certainties(source)]
+    if certain:
+        return f"{', '.join(certain)} where the source states no such certainty"
+    if clause is not None and lexical.modally_hedged(clause) and not lexical.modally_hedged(claim):
+        return "a plain statement of what the source states as possible"
     if weak and not any(lexical.stem(w, "en") in said for w in weak):
         if lexical.hedged(source):
             return f"{', '.join(weak)} against hedged source language"
@@ -1118,26 +1311,21 @@ def find_quote(quote: str, passages: Sequence[Hit], *, prefer_page: int | None =
 # --- configuration ----------------------------------------------------------
 
 
-#: Environment variables of the judge, for ``--help``.
-ENVIRONMENT = {
-    "judge kind: offline | openai": "CITEQ_JUDGE",
-    "openai judge: endpoint base URL": "CITEQ_JUDGE_BASE_URL",
-    "openai judge: model": "CITEQ_JUDGE_MODEL",
-    "openai judge: API key (redacted from every log and error)": "CITEQ_JUDGE_API_KEY",
-    "openai judge: request timeout, seconds": "CITEQ_JUDGE_TIMEOUT",
-    "openai judge: answers read per citation before uncertain": "CITEQ_JUDGE_ATTEMPTS",
-}
+class JudgeSettings(JudgeChoice):
+    """Judge configuration: ``CITEQ_JUDGE`` (:class:`analysis.settings.JudgeChoice`) and
+    the ``CITEQ_JUDGE_*`` variables of the openai judge."""
 
+    base_url: str | None = env_field(None, "CITEQ_JUDGE_BASE_URL", "openai judge: endpoint base URL")
+    model: str | None = env_field(None, "CITEQ_JUDGE_MODEL", "openai judge: model")
+    api_key: str | None = env_field(None, "CITEQ_JUDGE_API_KEY",
+                                    "openai judge: API key (redacted from every log and error)")
+    timeout: float = env_field(30.0, "CITEQ_JUDGE_TIMEOUT", "openai judge: request timeout, seconds", gt=0)
+    attempts: int = env_field(DEFAULT_ATTEMPTS, "CITEQ_JUDGE_ATTEMPTS",
+                              "openai judge: answers read per citation before uncertain", ge=1, le=10)
 
-class JudgeSettings(BaseModel):
-    """Judge configuration; `judge_from_env` fills it from CITEQ_JUDGE_* variables."""
-
-    kind: Literal["offline", "openai"] = "offline"
-    base_url: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    timeout: float = Field(default=30.0, gt=0)
-    attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1, le=10)
+    @property
+    def kind(self) -> str:
+        return self.judge_provider
 
 
 def judge_from_env(env: Mapping[str, str]) -> Judge:
@@ -1145,16 +1333,10 @@ def judge_from_env(env: Mapping[str, str]) -> Judge:
     CITEQ_JUDGE_MODEL, CITEQ_JUDGE_API_KEY, CITEQ_JUDGE_TIMEOUT (seconds) and
     CITEQ_JUDGE_ATTEMPTS (answers read per citation before it is `uncertain`).
 
-    Raises ValueError naming the variable when the configuration is incomplete.
+    Raises ValueError naming the variable when the configuration is incomplete or a value
+    is not valid (pydantic's ValidationError is one).
     """
-    settings = JudgeSettings(
-        kind=(env.get("CITEQ_JUDGE") or "offline").strip().lower(),
-        base_url=env.get("CITEQ_JUDGE_BASE_URL") or None,
-        model=env.get("CITEQ_JUDGE_MODEL") or None,
-        api_key=env.get("CITEQ_JUDGE_API_KEY") or None,
-        timeout=env.get("CITEQ_JUDGE_TIMEOUT") or 30.0,
-        attempts=env.get("CITEQ_JUDGE_ATTEMPTS") or DEFAULT_ATTEMPTS,
-    )
+    settings = JudgeSettings.from_env(env)
     if settings.kind == "offline":
         return OfflineJudge()
     for name, value in (("CITEQ_JUDGE_BASE_URL", settings.base_url), ("CITEQ_JUDGE_MODEL", settings.model)):

@@ -48,9 +48,18 @@ REPORTING = frozenset(
     author authors result results data evidence analysis paper article review survey investigation
     laut zufolge zeigen zeigt zeigte zeigten gezeigt berichten berichtet berichtete berichteten fanden
     festgestellt stellten stellt fest belegen belegt belegte kommen kommt kam schluss studie studien
-    autoren autorinnen ergebnis ergebnisse befund befunde daten untersuchung untersuchungen analyse""".split()
+    autoren autorinnen ergebnis ergebnisse befund befunde daten untersuchung untersuchungen analyse
+    consider considers considered regard regarded perceive perceived rate rated view viewed
+    beurteilen beurteilten beurteilt bewerten bewerteten bewertet empfanden empfinden angaben nannten""".split()
 )
-STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING
+#: Unit words a figure is written with ("2.1 per cent" for "2.1 %") and light verbs ("went up",
+#: "lag bei"): read with the figure or the direction, no content of their own.
+FILLERS = frozenset(
+    """percent cent percentage prozent prozentpunkt prozentpunkte prozentpunkten went goes going gone got get gets
+    became become becomes lag lagen liegt liegen gab gibt pro binnen anders besonders kaum number numbers zahl anzahl
+    led lead leads""".split()
+)
+STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING | FILLERS
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
 _LANGUAGES = {"en": "english", "de": "german"}
@@ -158,8 +167,8 @@ employer employers company companies firm firms business businesses enterprise e
   arbeitgeber unternehmen betrieb betriebe firma firmen
 performance achievement achievements attainment competence competences competency proficiency skill skills
   leistung leistungen kompetenz kompetenzen fähigkeit fähigkeiten fertigkeit fertigkeiten
-use usage utilisation utilization uses used using
-  nutzung benutzung verwendung einsatz gebrauch nutzen nutzten genutzt eingesetzt verwendet
+use usage utilisation utilization uses used using consumption consume consumed
+  nutzung benutzung verwendung einsatz gebrauch nutzen nutzten genutzt eingesetzt verwendet verwendeten verbrauch
 rate rates share shares proportion proportions percentage fraction quota
   anteil anteile quote quoten rate raten prozentsatz
 cost costs expense expenses expenditure spending price prices
@@ -189,6 +198,24 @@ household households haushalt haushalte
 home homes house houses dwelling housing wohnung wohnungen haus häuser wohnraum
 teacher teachers lehrer lehrerin lehrkraft lehrkräfte lehrende
 school schools schule schulen
+hospital hospitals clinic clinics krankenhaus krankenhäuser klinik kliniken klinikum spital
+admission admissions hospitalisation hospitalization hospitalisations hospitalizations
+  aufnahme aufnahmen einweisung einweisungen
+nurse nurses pflegekraft pflegekräfte pflegepersonal pflegende pflegenden
+physician physicians doctor doctors arzt ärzte ärztin ärztinnen mediziner
+main principal chief key central primary major wichtigste wichtigsten zentrale zentralen haupt
+reason reasons cause causes motive grund gründe ursache ursachen motiv
+obstacle obstacles barrier barriers hurdle hurdles impediment hindernis hindernisse hürde hürden barriere barrieren
+average mean typical durchschnitt durchschnittlich durchschnittliche mittel mittlere mittleren schnitt
+daily everyday täglich tägliche täglichen alltäglich
+satisfaction satisfied contentment zufriedenheit zufrieden
+difficulty difficulties problem problems issue issues trouble schwierigkeit schwierigkeiten problem probleme
+decision decisions choice choices entscheidung entscheidungen wahl
+survey surveyed questionnaire befragung befragt befragten umfrage fragebogen
+valuable valued useful helpful wertvoll geschätzt nützlich hilfreich
+amount quantity volume level menge umfang
+finish finished end ended stop stopped quit beenden beendeten abbrechen brachen abgebrochen aufhören
+employment jobs beschäftigung arbeitsplätze
 """
 
 
@@ -211,6 +238,21 @@ def synonymous(a: str, b: str, lang: str) -> bool:
     return a in table and table.get(b) == table[a]
 
 
+@lru_cache(maxsize=65536)
+def _compound_parts(word: str, lang: str) -> tuple[tuple[str, str], ...]:
+    """The ways a German compound stem splits into a modifier and a head that are both words of
+    the synonym list ("klinikeinweis" → ("klinik", "einweis")), a linking s allowed."""
+    table = _synonyms(lang)
+    out = []
+    for i in range(4, len(word) - 3):
+        head, tail = word[:i], word[i:]
+        if head in table or (head.endswith("s") and head[:-1] in table):
+            for t in (tail, tail.lstrip("s")):
+                if t in table and len(t) >= 4:
+                    out.append((head if head in table else head[:-1], t))
+    return tuple(dict.fromkeys(out))
+
+
 def _ngrams(word: str) -> frozenset[str]:
     padded = f"^{word}$"
     return frozenset(padded[i:i + n] for n in (3, 4, 5) for i in range(len(padded) - n + 1))
@@ -229,6 +271,12 @@ def similarity(a: str, b: str, lang: str, compounds: bool = True) -> float:
         return 0.9
     if min(len(a), len(b)) < 4:
         return 0.0
+    if compounds and min(len(a), len(b)) >= 8:
+        # compounds of near-synonyms ("Klinikeinweisungen" / "Krankenhausaufnahmen")
+        for ha, ta in _compound_parts(a, lang):
+            for hb, tb in _compound_parts(b, lang):
+                if (ha == hb or synonymous(ha, hb, lang)) and (ta == tb or synonymous(ta, tb, lang)):
+                    return 0.8
     ga, gb = _ngrams(a), _ngrams(b)
     dice = 2 * len(ga & gb) / (len(ga) + len(gb))
     if dice >= 0.55:
@@ -248,13 +296,13 @@ def similarity(a: str, b: str, lang: str, compounds: bool = True) -> float:
 
 #: Quantity direction: up (+1) and down (-1); quality direction: improve (+1), worsen (-1).
 _UP = r"""increas\w* ris(?:e|es|ing|en) rose higher highest greater greatest larger largest bigger biggest
-    stronger strongest grow\w* grew rais(?:e|ed|es|ing) boost\w*
+    stronger strongest strengthen\w* grow\w* grew rais(?:e|ed|es|ing) boost\w*
     doubl\w* tripl\w* elevat\w* exceed\w* climb\w* surg\w* expand\w* accelerat\w* amplif\w* more
     steig\w* stieg\w* gestiegen anstieg\w* ansteig\w* erhöh\w* zunahme zunehm\w* zugenommen
     höher\w* größer\w* mehr wachs\w* wuchs\w* wächst gewachsen wachstum steiger\w* gesteigert verdoppel\w*
     vergrößer\w* verstärk\w* größt\w* höchst\w* stärker\w* stärkst\w*"""
 _DOWN = r"""decreas\w* declin\w* drop\w* fall fell falls falling fallen lower\w* less least fewer fewest smaller
-    smallest weaker weakest reduc\w*
+    smallest weaker weakest weaken\w* reduc\w*
     shr[ai]nk\w* shrunk diminish\w* halv\w* lessen\w* sank sink\w* attenuat\w* mitigat\w* curb\w*
     gesunken senk\w* gesenkt verringer\w* abnahme abnehm\w* abgenommen
     weniger niedriger\w* geringer\w* kleiner\w* reduzier\w* rückgang zurückgegangen
@@ -265,8 +313,9 @@ _BETTER = r"""improv\w* better benefit\w* enhanc\w* verbesser\w* besser\w* gefö
 _WORSE = r"""worsen\w* worse deteriorat\w* impair\w* harm\w* verschlechter\w* schlechter\w* beeinträchtig\w*
     geschadet schad\w*"""
 # "zu"/"ab" of a separable verb can follow its verb by a few words: "nahm im Winter deutlich ab".
-_SEPARABLE = {+1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+\w+){0,4}?\s+zu\b",
-              -1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+\w+){0,4}?\s+ab\b|\b(?:geht|ging|gingen|gehen)\b(?:\s+\w+){0,4}?\s+zurück\b"}
+_SEPARABLE = {+1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+[\w%.,]+){0,6}?\s+zu\b",
+              -1: r"\b(?:nimmt|nahm|nahmen|nehmen|schwächt|schwächte|schwächten|schwächen)\b(?:\s+[\w%.,]+){0,6}?\s+ab\b"
+                  r"|\b(?:geht|ging|gingen|gehen)\b(?:\s+[\w%.,]+){0,6}?\s+zurück\b"}
 # "lag über/unter", "was above/below": a level compared, where "über" alone mostly means "about".
 _LEVEL = {+1: r"\b(?:lag|lagen|liegt|liegen|blieb|blieben)\b(?:\s+[\w,]+){0,4}?\s+über\b"
               r"|\b(?:was|were|is|are|remained|lay)\s+(?:\w+\s+){0,2}?above\b",
@@ -291,6 +340,12 @@ _AXES = {
     "level": (re.compile(_LEVEL[+1], re.I), re.compile(_LEVEL[-1], re.I)),
 }
 _SHARES = (re.compile(_SHARE[+1], re.I), re.compile(_SHARE[-1], re.I))
+#: How often: "more often", "häufiger" against "less often", "seltener".
+_FREQUENCY = (
+    re.compile(r"\b(?:more\s+(?:often|frequent\w*|commonly)|häufiger\w*|öfter\w*|vermehrt\w*)\b", re.I),
+    re.compile(r"\b(?:less\s+(?:often|frequent\w*|commonly)|more\s+rarely|rarer|seltener\w*|"
+               r"weniger\s+(?:häufig|oft)\w*)\b", re.I),
+)
 #: Phrases that look like a direction but compare or quantify: "more than 50", "higher education".
 _NOT_DIRECTION = re.compile(
     r"\b(?:more|less|fewer|mehr|weniger)\s+(?:than|als)\b|\bmore\s+or\s+less\b|\bmehr\s+oder\s+weniger\b"
@@ -303,7 +358,9 @@ _NOT_DIRECTION = re.compile(
 _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|cannot|none|nothing|nobody|without\s+(?:any\s+)?(?:significant\s+)?"
     r"(?:effect|change|difference|impact|influence)|fail(?:s|ed)?\s+to|unable\s+to|lack(?:s|ed)?|"
-    r"unchanged|unaffected|unverändert\w*|unbeeinflusst\w*|"
+    r"unchanged|unaffected|unrelated|uncorrelated|unassociated|unverändert\w*|unbeeinflusst\w*|"
+    r"(?:stayed|remained|stays|remains)\s+(?:the\s+same|stable|constant|flat)|"
+    r"(?:blieb|blieben|bleibt|bleiben)\s+(?:\w+\s+)?(?:gleich|stabil|konstant)|"
     r"kein\w*|nicht|nie|niemals|weder|nichts|ohne\s+(?:signifikanten?\s+|messbaren?\s+)?"
     r"(?:effekt|einfluss|wirkung|unterschied|veränderung))\b|n't\b",
     re.I,
@@ -314,7 +371,9 @@ _NOT_NEGATION = re.compile(
     r"|\bcannot\s+be\s+(?:ruled\s+out|excluded)\b|\bnot\s+necessarily\b|\bnicht\s+unbedingt\b"
     r"|\bnicht\s+auszuschließen\b|\bnicht\s+ausgeschlossen\b|\bno\s+doubt\b|\bkein\s+zweifel\b"
     r"|\bwhether\s+or\s+not\b|\bor\s+not\b|\boder\s+nicht\b|\bno\.\s*(?=\d)"
-    r"|\bnevertheless\b|\bnonetheless\b|\bnichtsdestotrotz\b|\bnicht\s+zuletzt\b|\bnot\s+least\b",
+    r"|\bnevertheless\b|\bnonetheless\b|\bnichtsdestotrotz\b|\bnicht\s+zuletzt\b|\bnot\s+least\b"
+    r"|\b(?:cannot|could\s+not|can\s+not|did\s+not|does\s+not)\s+(?:establish|determine|tell|show|say|assess)\s+whether\b"
+    r"|\bnicht\s+(?:geklärt|klären|prüfen|geprüft|sagen|feststellen|festgestellt)\b",
     re.I,
 )
 
@@ -341,7 +400,25 @@ _HEDGE = re.compile(
     re.I,
 )
 
-_CUE_PATTERNS = (*(p for pair in _AXES.values() for p in pair), *_SHARES, _ABSOLUTE_STRONG, _ABSOLUTE_WEAK, _HEDGE, _NEGATION)
+#: Words that state a finding as certain or as a cause: a claim that adds them to a source that
+#: lacks them overstates it ("caused" for "fell", "nachweislich" for "deuten darauf hin").
+_CERTAINTY = re.compile(
+    r"\b(?:reliabl[ey]|demonstrabl[ey]|clearly|unequivocally|conclusive\w*|caus(?:e|es|ed|ing|al|ally)|"
+    r"nachweislich\w*|eindeutig\w*|zuverlässig\w*|verursach\w*|ursächlich\w*|kausal\w*)\b",
+    re.I,
+)
+#: Modal hedges only ("may", "könnte", "deuten … an"), narrower than `hedged`: a source that states
+#: a finding as possible does not back a claim that states it as fact.
+_MODAL = re.compile(
+    r"\b(?:may|might|could|suggest(?:s|ed)?|indicat(?:e|es|ed)\s+that|appears?\s+to|seems?\s+to|possibl[ey]|"
+    r"perhaps|potential(?:ly)?|kann|können|könnte|könnten|dürfte|dürften|möglicherweise|vermutlich|"
+    r"(?:cannot|could\s+not)\s+(?:establish|determine|tell|show|say)\s+whether|ob\b.{0,80}?\boffen|"
+    r"deute[tn]?\b.{0,80}?\ban|legen\b.{0,60}?\bnahe|legt\b.{0,60}?\bnahe|scheint|scheinen)\b",
+    re.I,
+)
+
+
+_CUE_PATTERNS = (*(p for pair in _AXES.values() for p in pair), *_SHARES, *_FREQUENCY, _ABSOLUTE_STRONG, _CERTAINTY, _ABSOLUTE_WEAK, _HEDGE, _NEGATION)
 
 
 @lru_cache(maxsize=65536)
@@ -358,7 +435,15 @@ def directions(text: str) -> dict[str, list[int]]:
     shares = [(m.start(), +1) for m in up.finditer(text)] + [(m.start(), -1) for m in down.finditer(text)]
     if shares:
         found["share"] = [sign for _, sign in sorted(shares)]
-    masked = _NOT_DIRECTION.sub(lambda m: " " * len(m.group(0)), text)
+    # "more often" and "weniger häufig" state how often, not how much: read first, then masked.
+    often_up, often_down = _FREQUENCY
+    often = [(m.start(), +1, m) for m in often_up.finditer(text)] + [(m.start(), -1, m) for m in often_down.finditer(text)]
+    if often:
+        found["frequency"] = [sign for _, sign, _ in sorted(often, key=lambda x: x[0])]
+    masked = text
+    for _, _, m in often:
+        masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
+    masked = _NOT_DIRECTION.sub(lambda m: " " * len(m.group(0)), masked)
     for m in list(up.finditer(masked)) + list(down.finditer(masked)):  # "more than half" is a share
         masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
     for axis, (up_, down_) in _AXES.items():
@@ -385,6 +470,36 @@ def absolutes(text: str) -> tuple[list[str], list[str]]:
     """(strong, weak) absolute words of the text, lower case."""
     return ([m.group(0).lower() for m in _ABSOLUTE_STRONG.finditer(text)],
             [m.group(0).lower() for m in _ABSOLUTE_WEAK.finditer(text)])
+
+
+#: A question the source leaves open ("whether X … could not be assessed", "ob X, bleibt offen"):
+#: it states neither X nor its opposite.
+_OPEN = re.compile(
+    r"\bwhether\b.{0,160}?\b(?:could\s+not\s+be|cannot\s+be|can\s+not\s+be|was\s+not|were\s+not|"
+    r"remains?\s+(?:unclear|open|unknown|to\s+be)|is\s+(?:unclear|unknown))\b"
+    r"|\b(?:cannot|could\s+not|did\s+not|does\s+not)\s+(?:establish|determine|tell|show|say|assess)\s+whether\b"
+    r"|\bremains?\s+to\s+be\s+(?:studied|seen|shown|tested|examined|investigated)\b"
+    r"|\bob\b.{0,160}?\b(?:bleibt|ist|war|blieb)\s+(?:\w+\s+){0,4}?(?:offen|unklar|ungeklärt)\b"
+    r"|\bob\b.{0,160}?\bnicht\s+(?:geklärt|klären|prüfen|geprüft|sagen|feststellen|festgestellt|beurteilen)\b"
+    r"|\b(?:bleibt|ist|sind)\s+(?:\w+\s+){0,3}?(?:offen|unklar|ungeklärt|noch\s+zu\s+untersuchen)\b",
+    re.I | re.S,
+)
+
+
+def open_question(text: str) -> bool:
+    """Whether the text leaves its subject open ("whether … could not be assessed", "ob …
+    bleibt offen", "remain to be studied")."""
+    return bool(_OPEN.search(text))
+
+
+def certainties(text: str) -> list[str]:
+    """The words of certainty or cause of a text ("reliably", "caused", "nachweislich")."""
+    return [m.group(0).lower() for m in _CERTAINTY.finditer(text)]
+
+
+def modally_hedged(text: str) -> bool:
+    """Whether the text states its finding only as possible ("may reduce", "könnte verringern")."""
+    return bool(_MODAL.search(text))
 
 
 def hedged(text: str) -> bool:
@@ -435,8 +550,14 @@ _NUMBER_WORDS = {
     "elf": 11, "zwölf": 12, "zwanzig": 20, "dreißig": 30, "hundert": 100,
     "twice": 2, "doubled": 2, "halved": 0.5, "doppelt": 2, "verdoppelt": 2, "halbiert": 0.5,
 }
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_ONES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_NUMBER_WORDS.update({f"{t}-{o}": tv + ov for t, tv in _TENS.items() for o, ov in _ONES.items()})
+_NUMBER_WORDS.update({t: v for t, v in _TENS.items() if t not in _NUMBER_WORDS})
 _UNIT_AFTER = re.compile(rf"\s*({_UNIT_RE})(?![\w])", re.I)
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+# Longest first, and no match inside a hyphenated one ("eight" of "fifty-eight").
+_NUMBER_WORD = re.compile(r"(?<![\w-])(" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")(?![\w-])",
+                          re.I)
 
 
 @dataclass(frozen=True)

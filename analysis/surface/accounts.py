@@ -15,14 +15,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-from collections.abc import Mapping
 from datetime import datetime
-from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
 from broker import locks
-from broker.settings import EnvSettings
+from broker.settings import EnvSettings, env_field
 
 from analysis import db, inputs
 from analysis.errors import AnalysisError
@@ -46,15 +44,9 @@ class UnknownToken(AnalysisError):
     code = "unknown_token"
 
 
-#: Environment variable of each token setting.
-ENVIRONMENT = {"token_ttl_days": "CITEQ_TOKEN_TTL_DAYS"}
-
-
 class TokenSettings(EnvSettings):
-    environment: ClassVar[Mapping[str, str]] = ENVIRONMENT
-
-    #: Days a newly minted token is valid.
-    token_ttl_days: float = Field(90.0, gt=0, le=36500)
+    token_ttl_days: float = env_field(90.0, "CITEQ_TOKEN_TTL_DAYS", "days a newly minted token is valid",
+                                      gt=0, le=36500)
 
 
 class TokenInfo(BaseModel):

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, computed_field, field_serializer
 
 from analysis import db
 from analysis.pipeline.judges import Verdict
+from analysis.surface import terminal
 
 #: How each verdict reads to a person, in the order counts and filters show them.
 VERDICT_LABELS = {
@@ -250,10 +251,7 @@ def verdict_table(report: Report, *, claim_width: int = 70) -> str:
     rows = [[str(c.number), label(c.verdict_key), "" if c.confidence is None else f"{c.confidence:.2f}",
              c.marker, c.source_filename or NONE, "" if c.evidence_page is None else str(c.evidence_page),
              _clip(c.claim, claim_width)] for c in report.citations]
-    headers = ["#", "verdict", "conf", "marker", "source", "src p.", "claim"]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+    return terminal.table(rows, ["#", "verdict", "conf", "marker", "source", "src p.", "claim"])
 
 
 def _clip(text: str | None, n: int) -> str:
