@@ -417,6 +417,15 @@ class PostgresBroker(dramatiq.Broker):
         """Seconds until the queue's earliest delayed message is due, or None."""
         return self.execute("next_eta", queue_name=queue_name)[0][0]
 
+    def held_leases(self) -> list[tuple[int, str]]:
+        """(row id, lease token) of every message this process claimed and has not finished
+        in the database: the leases its heartbeat extends."""
+        held = []
+        for state in list(self._states.values()):
+            with state.cond:
+                held.extend(state.leases.items())
+        return held
+
     def requeue_rows(self, rows: list[tuple[int, str]]) -> int:
         return len(self.execute("requeue_messages", ids=[r[0] for r in rows], tokens=[r[1] for r in rows]))
 
