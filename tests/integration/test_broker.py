@@ -385,6 +385,30 @@ def test_a_requeue_that_failed_leaves_the_leases_to_run_out(broker, conn, monkey
     assert [r[1] for r in broker.reap(now=later)] == ["queued"]
 
 
+def test_a_keyed_send_waits_out_a_database_blip(broker, conn, monkeypatch):
+    """periodiq's scheduler dies of an error raised by a send, and then no sweep runs any
+    more (issue 11). Its ticks are keyed, so the broker tries a keyed send again until the
+    database answers; the key keeps it one message."""
+    @dramatiq.actor
+    def sweep():
+        pass
+
+    insert_on, failures = broker._insert_on, []
+
+    def connection_breaks(connection, params):
+        if len(failures) < 3:
+            failures.append(params["idempotency_key"])
+            raise psycopg2.OperationalError("server closed the connection unexpectedly")
+        return insert_on(connection, params)
+
+    monkeypatch.setattr(broker, "_insert_on", connection_breaks)
+    sweep.send_with_options(scheduled_at="2026-12-01T07:05:00+00:00")
+    sweep.send_with_options(scheduled_at="2026-12-01T07:05:00+00:00")  # a second scheduler's tick
+
+    assert failures == ["periodic:sweep:2026-12-01T07:05Z"] * 3
+    assert query(conn, "SELECT count(*) FROM citeq_messages")[0][0] == 1
+
+
 def test_enqueue_notifies_the_queue_name_only(broker, db):
     @dramatiq.actor(queue_name="mail")
     def send_mail(to):
