@@ -65,7 +65,8 @@ class BrokerSettings(EnvSettings):
     max_message_bytes: int = Field(256 * 1024, ge=1024)
     #: Connections per process for sends, claims, acks and results (plus one for LISTEN).
     pool_size: int = Field(8, ge=1)
-    #: Seconds to wait for a free pooled connection before failing.
+    #: Seconds to wait for a free pooled connection before failing; also how long a keyed
+    #: send retries through a broken connection.
     pool_timeout: float = Field(30.0, gt=0)
     #: A pooled connection unused this long is closed (a burst's connections do not linger).
     pool_idle_seconds: float = Field(30.0, gt=0)
