@@ -37,8 +37,8 @@ logger = logging.getLogger(__name__)
 #: message's job.
 _current: ContextVar[tuple[Job, str, QueueSettings] | None] = ContextVar("citeq_serialized_job", default=None)
 
-#: Attempts to write a completion through a database blip before giving up on it.
-COMPLETE_ATTEMPTS = 3
+#: Attempts to write a start or a completion through a database blip before giving up on it.
+START_ATTEMPTS = COMPLETE_ATTEMPTS = 3
 
 
 def current_job() -> tuple[Job, str, QueueSettings]:
@@ -87,16 +87,36 @@ class SerializedJobs(Middleware):
         if not broker.get_actor(message.actor_name).options.get("serialized"):
             return
         job_id = message.args[0]
-        try:
-            started = self._batches(broker)[0].submit((job_id, message.message_id))
-        except Exception:  # noqa: BLE001 - the resume sweeper re-sends a job left pending
-            logger.exception("could not start job %s; skipping its message", job_id)
-            raise SkipMessage() from None
+        started = self._start(broker, job_id, message)
         if started is None:
             logger.info("duplicate message skipped", extra={"action": "duplicate_skipped", "job_id": job_id,
                                                             "message_id": message.message_id})
             raise SkipMessage()
         _current.set(started)
+
+    def _start(self, broker, job_id: int, message):
+        """Start the job for this message, through database blips.
+
+        A start whose answer was lost may have committed: the job is running then, and only
+        its own message can run it. Acking that message would leave the job running with no
+        message and no work (issue 11), so a start that keeps failing dead-letters it: the
+        resume sweeper re-sends a job still pending, the stall sweeper fails (and refunds) a
+        job that did start. Starting again with the same message is harmless: the start
+        accepts a re-delivery of the job's own message."""
+        for attempt in range(START_ATTEMPTS):
+            try:
+                return self._batches(broker)[0].submit((job_id, message.message_id))
+            except dramatiq.errors.BrokerConnectionError as exc:
+                error: Exception = exc
+                if attempt + 1 < START_ATTEMPTS:
+                    time.sleep(0.2 * 2**attempt)
+            except Exception as exc:  # noqa: BLE001 - dead-lettered below, the sweepers take it on
+                error = exc
+                logger.exception("could not start job %s", job_id)
+                break
+        logger.error("could not start job %s; dead-lettering its message", job_id)
+        message.fail()
+        raise SkipMessage(f"could not start job {job_id}: {type(error).__name__}: {error}"[:500])
 
     def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
         started = _current.get()

@@ -63,6 +63,12 @@ class QueueState:
         self.nacks: list[tuple] = []
         #: Messages claimed by this process and not yet acked, nacked or requeued.
         self.outstanding = 0
+        #: The leases this process holds: row id -> lease token of each message it claimed
+        #: whose ack, nack or requeue is not written yet. The heartbeat extends these and no
+        #: others. A claim whose answer was lost (the connection cut after the server had
+        #: committed it) leaves rows under this worker's id that no thread here will ever
+        #: run: their leases must run out, so the reaper gives them to another delivery.
+        self.leases: dict[int, str] = {}
         self.woken = False
         #: Acks and nacks the database refused because the lease had moved on.
         self.rejected = 0
@@ -157,6 +163,17 @@ class QueueState:
             self.finished_since = None
             return acks, nacks
 
+    def settle(self, written: Iterable[tuple], claimed: Iterable[LeasedMessage] = ()) -> None:
+        """Acks, nacks or requeues of ``written`` reached the database (accepted, or refused
+        because the lease had moved on): their leases are not ours any more. ``claimed``: new
+        leases."""
+        with self.cond:
+            for row_id, token, *_ in written:
+                if self.leases.get(row_id) == token:
+                    del self.leases[row_id]
+            for m in claimed:
+                self.leases[m.row_id] = m.lease_token
+
     def give_back(self, acks: list[tuple[int, str]], nacks: list[tuple]) -> None:
         """Keep acks whose write failed, to retry them with the next step."""
         with self.cond:
@@ -236,9 +253,15 @@ class PostgresConsumer(Consumer):
         messages = list(messages)
         if not messages:
             return
-        self.broker.requeue_rows([(m.row_id, m.lease_token) for m in messages])
-        with self.state.cond:
-            self.state.outstanding -= len(messages)
+        rows = [(m.row_id, m.lease_token) for m in messages]
+        # Not ours any more, whether the requeue is written or not: if not, their leases
+        # run out and the reaper re-queues them (the heartbeat must not keep them alive).
+        self.state.settle(rows)
+        try:
+            self.broker.requeue_rows(rows)
+        finally:
+            with self.state.cond:
+                self.state.outstanding -= len(messages)
 
     def __next__(self) -> LeasedMessage | None:
         deadline = time.monotonic() + self.timeout
@@ -288,8 +311,11 @@ class PostgresConsumer(Consumer):
         try:
             claimed, finished = self.broker.exchange(self.queue_name, acks, nacks, limit)
         except dramatiq.errors.BrokerConnectionError:
+            # Acks and nacks are written again with the next step. Whatever this claim took
+            # in the database if it committed unseen is left to its leases running out.
             self.state.give_back(acks, nacks)
             raise
+        self.state.settle([*acks, *nacks], claimed)
         rejected = len(acks) + len(nacks) - finished
         if rejected:
             self.state.rejected += rejected

@@ -4,7 +4,8 @@
   consumer of the queue named in a notification, at once or, for a delayed message
   (payload ``<queue> <seconds>``), when it is due. It is only the fast path: a lost
   notification (or a lost connection) costs at most one poll interval.
-* :class:`LeaseKeeper` renews this process's leases and its row in ``citeq_workers``
+* :class:`LeaseKeeper` renews this process's leases (those its consumers know they
+  claimed, by lease token, not every row under its name) and its row in ``citeq_workers``
   (every ``heartbeat_interval``), re-queues expired leases of dead workers (or
   dead-letters them after ``max_deliveries``), and prunes finished messages and expired
   results. (It was called ``Heartbeat``, which said only the first of these.)
@@ -118,9 +119,10 @@ class LeaseKeeper(threading.Thread):
                                 pid=self.broker.pid, queues=queues, connections=self.broker.connections)
         else:  # the worker in this process stopped: it serves nothing any more
             self.broker.execute("delete_worker", worker_id=self.broker.worker_id)
-        self.broker.execute(
-            "extend_leases", worker_id=self.broker.worker_id, lease_seconds=self.broker.settings.lease_seconds
-        )
+        held = self.broker.held_leases()
+        if held:
+            self.broker.execute("extend_leases", ids=[h[0] for h in held], tokens=[h[1] for h in held],
+                                lease_seconds=self.broker.settings.lease_seconds)
 
     def stop(self) -> None:
         self.stopping.set()

@@ -310,9 +310,31 @@ class PostgresBroker(dramatiq.Broker):
             with self.connection() as conn:
                 return self._insert_on(conn, params)
         except DatabaseUnavailable:
+            pass
+        if params["idempotency_key"] is None:
             # A pooled connection that died since its last use: one retry on a fresh one.
             with self.connection() as conn:
                 return self._insert_on(conn, params)
+        return self._insert_patiently(params)
+
+    def _insert_patiently(self, params: dict) -> Message | None:
+        """A keyed send whose connection broke: tried again with capped backoff for up to
+        ``pool_timeout``. The key makes a repeat harmless, whether or not the broken attempt
+        committed. A periodic tick is such a send, and periodiq's scheduler dies of an
+        error from a send (issue 11): it waits out a database restart here instead."""
+        deadline = time.monotonic() + self.settings.pool_timeout
+        delay = 0.1
+        while True:
+            try:
+                with self.connection() as conn:
+                    return self._insert_on(conn, params)
+            except DatabaseUnavailable as exc:
+                if time.monotonic() + delay > deadline:
+                    raise
+                logger.warning("send failed, retrying: %s", exc, extra={
+                    "action": "send_retried", "idempotency_key": params["idempotency_key"]})
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
 
     def _insert_on(self, conn, params: dict) -> Message | None:
         with conn.cursor() as cur:
@@ -417,6 +439,15 @@ class PostgresBroker(dramatiq.Broker):
     def next_eta(self, queue_name: str) -> float | None:
         """Seconds until the queue's earliest delayed message is due, or None."""
         return self.execute("next_eta", queue_name=queue_name)[0][0]
+
+    def held_leases(self) -> list[tuple[int, str]]:
+        """(row id, lease token) of every message this process claimed and has not finished
+        in the database: the leases its heartbeat extends."""
+        held = []
+        for state in list(self._states.values()):
+            with state.cond:
+                held.extend(state.leases.items())
+        return held
 
     def requeue_rows(self, rows: list[tuple[int, str]]) -> int:
         return len(self.execute("requeue_messages", ids=[r[0] for r in rows], tokens=[r[1] for r in rows]))

@@ -114,15 +114,19 @@ SET state = 'dead', finished_at = now(), dead_reason = %(reason)s,
 WHERE id = %(id)s AND lease_token = %(token)s AND state = 'running';
 
 -- extend_leases --
--- LeaseKeeper.renew: every message this worker holds gets a fresh lease. Rows another statement
--- has locked are skipped, never waited for: the consumer's ack is finishing them (no
--- lease needed any more), or a reaper or another worker took them over (the lease is
--- lost anyway). So a heartbeat never takes part in a deadlock.
+-- LeaseKeeper.renew: every message this process holds gets a fresh lease. Held means known to
+-- hold: the rows its consumers claimed and have not finished, by lease token. A row that
+-- carries this worker's id but whose claim never reached it (the answer lost with its
+-- connection) is not extended: its lease runs out and the reaper re-queues it. Rows
+-- another statement has locked are skipped, never waited for: the consumer's ack is
+-- finishing them (no lease needed any more), or a reaper or another worker took them over
+-- (the lease is lost anyway). So a lease renewal never takes part in a deadlock.
 UPDATE citeq_messages
 SET lease_expires_at = now() + %(lease_seconds)s * interval '1 second'
 WHERE id = ANY (ARRAY(
     SELECT id FROM citeq_messages
-    WHERE worker_id = %(worker_id)s AND state = 'running'
+    WHERE id = ANY (%(ids)s::bigint[]) AND state = 'running'
+      AND (id, lease_token) IN (SELECT * FROM unnest(%(ids)s::bigint[], %(tokens)s::uuid[]))
     ORDER BY id
     FOR UPDATE SKIP LOCKED
 ));

@@ -113,7 +113,9 @@ class BrokerSettings(EnvSettings):
         8, "CITEQ_POOL_SIZE", "pooled connections per process (sends, claims, acks, results; plus one LISTEN)",
         ge=1)
     pool_timeout: float = env_field(
-        30.0, "CITEQ_POOL_TIMEOUT", "seconds to wait for a free pooled connection before failing", gt=0)
+        30.0, "CITEQ_POOL_TIMEOUT",
+        "seconds to wait for a free pooled connection before failing; also how long a keyed send "
+        "retries through a broken connection", gt=0)
     pool_idle_seconds: float = env_field(
         30.0, "CITEQ_POOL_IDLE_SECONDS", "a pooled connection unused this long is closed", gt=0)
     retention_seconds: float = env_field(

@@ -123,6 +123,12 @@ def judge_calls_in_flight(conn) -> bool:
     return judged > 0 and open_ > 0
 
 
+def all_started(conn, jobs: list[int]) -> bool:
+    """Every job has been started at least once (none queued or pending any more)."""
+    return query(conn, "SELECT count(*) FROM analysis_jobs WHERE id = ANY(%s) "
+                       "AND status IN ('queued', 'pending')", jobs)[0][0] == 0
+
+
 def terminal(conn, jobs: list[int]) -> bool:
     return query(conn, "SELECT count(*) FROM analysis_jobs WHERE id = ANY(%s) "
                        "AND status IN ('succeeded', 'failed', 'canceled')", jobs)[0][0] == len(jobs)
@@ -212,8 +218,11 @@ class CuttingProxy:
                 continue
             with self._lock:
                 self._pairs.append((client, upstream, time.monotonic() + random.uniform(self.min_life, self.max_life)))
-            for src, dst in ((client, upstream), (upstream, client)):
-                threading.Thread(target=_pump, args=(src, dst), daemon=True).start()
+            self._start_pumps(client, upstream)
+
+    def _start_pumps(self, client: socket.socket, upstream: socket.socket) -> None:
+        for src, dst in ((client, upstream), (upstream, client)):
+            threading.Thread(target=_pump, args=(src, dst), daemon=True).start()
 
     def _cutter(self) -> None:
         while not self._stop.wait(0.1):
@@ -228,10 +237,47 @@ class CuttingProxy:
                 self.cuts += 1
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
+class AnswerDroppingProxy(CuttingProxy):
+    """A proxy that, while ``cutting`` is set, forwards a statement naming one of
+    ``statements`` (with probability ``p``), drops the server's answer and cuts the
+    connection: the statement runs and commits, and the client sees the connection break
+    without knowing that (a cut that lands between COMMIT and its answer). Connections are
+    not cut otherwise."""
+
+    def __init__(self, db_url: str, statements: list[bytes], *, p: float = 0.3) -> None:
+        super().__init__(db_url, min_life=float("inf"), max_life=float("inf"))
+        self.statements, self.p = statements, p
+        self.dropped: dict[bytes, int] = {}
+
+    def _start_pumps(self, client: socket.socket, upstream: socket.socket) -> None:
+        mute = threading.Event()
+        threading.Thread(target=self._forward_statements, args=(client, upstream, mute), daemon=True).start()
+        threading.Thread(target=_pump, args=(upstream, client, mute), daemon=True).start()
+
+    def _forward_statements(self, client: socket.socket, upstream: socket.socket, mute: threading.Event) -> None:
+        try:
+            while data := client.recv(65536):
+                hit = self.cutting.is_set() and next((s for s in self.statements if s in data), None)
+                if hit and random.random() < self.p:
+                    mute.set()  # the answer is not forwarded
+                upstream.sendall(data)
+                if mute.is_set():
+                    with self._lock:
+                        self.dropped[hit] = self.dropped.get(hit, 0) + 1
+                        self.cuts += 1
+                    time.sleep(0.05)  # the server reads and runs it before its client goes away
+                    return
+        except OSError:
+            pass
+        finally:
+            _close(client, upstream)
+
+
+def _pump(src: socket.socket, dst: socket.socket, mute: threading.Event | None = None) -> None:
     try:
         while data := src.recv(65536):
-            dst.sendall(data)
+            if mute is None or not mute.is_set():
+                dst.sendall(data)
     except OSError:
         pass
     finally:

@@ -15,7 +15,7 @@ import pytest
 from dramatiq.message import Message
 from dramatiq.middleware import TimeLimitExceeded
 
-from broker import MessageTooLarge, PostgresBroker, admin
+from broker import DatabaseUnavailable, MessageTooLarge, PostgresBroker, admin
 from broker.consumer import LeasedMessage
 from tests.conftest import query, wait_for
 
@@ -313,6 +313,100 @@ def test_heartbeat_extends_the_leases_of_held_messages(broker, conn):
     left = query(conn, "SELECT extract(epoch FROM lease_expires_at - now()) FROM citeq_messages")[0][0]
     assert left > 4  # the broker fixture's lease is 5 s
     assert query(conn, "SELECT count(*) FROM citeq_workers WHERE worker_id = %s", broker.worker_id)[0][0] == 1
+
+
+def test_a_claim_whose_answer_was_lost_is_not_kept_alive_by_the_heartbeat(broker, conn, monkeypatch):
+    """The connection broke after the server had committed a claim (issue 11): the row is
+    running under this worker's id, but no thread here will ever run it. Its lease must run
+    out for the reaper to give it to another delivery; a heartbeat that extended every row
+    under its name kept it alive for as long as the process lived."""
+    @dramatiq.actor
+    def job():
+        pass
+
+    job.send()
+    consumer = broker.consume("default", prefetch=1, timeout=50)
+    stop_lease_keeper(broker)  # its beats are called by the test below
+    execute = broker.execute
+
+    def answer_lost(name, **params):
+        rows = execute(name, **params)  # runs and commits on the real database
+        if name == "exchange_messages":
+            raise DatabaseUnavailable("server closed the connection unexpectedly")
+        return rows
+
+    monkeypatch.setattr(broker, "execute", answer_lost)
+    with pytest.raises(DatabaseUnavailable):
+        next(consumer)
+    monkeypatch.undo()
+    assert states(conn) == {"running": 1}
+    assert query(conn, "SELECT worker_id FROM citeq_messages")[0][0] == broker.worker_id
+    query(conn, "UPDATE citeq_messages SET lease_expires_at = now() + interval '1 second'")
+
+    broker._lease_keeper.renew()
+
+    later = query(conn, "SELECT now() + interval '2 seconds'")[0][0]  # within a lease of the beat
+    assert [r[1] for r in broker.reap(now=later)] == ["queued"]
+    other_process = PostgresBroker(url=broker.settings.database_url)
+    other_process.actors, other_process.queues = broker.actors, broker.queues
+    fresh = other_process.consume("default", prefetch=1, timeout=100)
+    redelivered = next(fresh)
+    assert redelivered is not None and redelivered.message_id == query(conn, "SELECT message_id FROM citeq_messages")[0][0]
+    fresh.ack(redelivered)
+    fresh.close()
+    assert states(conn) == {"done": 1}
+    other_process.close()
+
+
+def test_a_requeue_that_failed_leaves_the_leases_to_run_out(broker, conn, monkeypatch):
+    """Claimed messages given back while the database is away stay running under this
+    worker's id; they are not its leases any more, so the heartbeat lets them lapse."""
+    @dramatiq.actor
+    def job():
+        pass
+
+    job.send()
+    consumer = broker.consume("default", prefetch=1, timeout=50)
+    stop_lease_keeper(broker)
+    held = next(consumer)
+
+    def database_away(rows):
+        raise DatabaseUnavailable("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(broker, "requeue_rows", database_away)
+    with pytest.raises(DatabaseUnavailable):
+        consumer.requeue([held])
+    monkeypatch.undo()
+
+    assert broker.queue_state("default").outstanding == 0  # its prefetch room is free again
+    query(conn, "UPDATE citeq_messages SET lease_expires_at = now() + interval '1 second'")
+    broker._lease_keeper.renew()
+    later = query(conn, "SELECT now() + interval '2 seconds'")[0][0]
+    assert [r[1] for r in broker.reap(now=later)] == ["queued"]
+
+
+def test_a_keyed_send_waits_out_a_database_blip(broker, conn, monkeypatch):
+    """periodiq's scheduler dies of an error raised by a send, and then no sweep runs any
+    more (issue 11). Its ticks are keyed, so the broker tries a keyed send again until the
+    database answers; the key keeps it one message."""
+    @dramatiq.actor
+    def sweep():
+        pass
+
+    insert_on, failures = broker._insert_on, []
+
+    def connection_breaks(connection, params):
+        if len(failures) < 3:
+            failures.append(params["idempotency_key"])
+            raise psycopg2.OperationalError("server closed the connection unexpectedly")
+        return insert_on(connection, params)
+
+    monkeypatch.setattr(broker, "_insert_on", connection_breaks)
+    sweep.send_with_options(scheduled_at="2026-12-01T07:05:00+00:00")
+    sweep.send_with_options(scheduled_at="2026-12-01T07:05:00+00:00")  # a second scheduler's tick
+
+    assert failures == ["periodic:sweep:2026-12-01T07:05Z"] * 3
+    assert query(conn, "SELECT count(*) FROM citeq_messages")[0][0] == 1
 
 
 def test_enqueue_notifies_the_queue_name_only(broker, db):
