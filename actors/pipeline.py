@@ -1,7 +1,8 @@
 """The pipeline's actors: ``parse`` and ``judge_citation``, and the blob-TTL sweeper.
 
 Thin: decode, call :mod:`analysis`, done. The ``analyze`` actor (actors/queue.py) runs
-the pipeline's extraction as its work (``analysis.pipeline.analyze:run_analysis``).
+the pipeline's extraction as its work (registered there as ``pipeline``); the judge hands
+the queue service's ``settle`` to the pipeline, which ends the job through it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import dramatiq
 from periodiq import cron
 
 from analysis.pipeline import parsing, analyze as pipeline, uploads
-from analysis.queue import sweepers
+from analysis.queue import sweepers, userqueue
 from analysis.pipeline.analyze import ProviderBusy
 from analysis.pipeline.judges import ProviderBadResponse, ProviderUnavailable
 
@@ -35,7 +36,7 @@ def _retry_provider_trouble(retries: int, exception: Exception) -> bool:
                 min_backoff=500, max_backoff=60_000, time_limit=5 * 60 * 1000)
 def judge_citation(job_id: int, ordinal: int) -> None:
     """Judge one citation of a running analysis; the last one completes the job."""
-    pipeline.judge_citation(job_id, ordinal)
+    pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle)
 
 
 @dramatiq.actor(queue_name="maintenance", periodic=cron("17 * * * *"), max_retries=0)

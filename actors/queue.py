@@ -14,10 +14,15 @@ from datetime import datetime, timezone
 import dramatiq
 from periodiq import cron
 
+from analysis.pipeline import analyze as pipeline
 from analysis.queue import sweepers, userqueue
-from analysis.errors import ReleaseDeferred
+from analysis.queue.jobs import Outcome
 
-from .serialized import current_job, defer_completion
+from .serialized import current_job
+
+# The one wiring of the pipeline into the queue: the analyze actor's work, by name
+# (CITEQ_ANALYZE_WORK, default "pipeline").
+userqueue.register_work("pipeline", pipeline.run_analysis)
 
 #: A real analysis may take long; the stall sweeper and leases cover dead workers.
 ANALYZE_TIME_LIMIT_MS = 6 * 3600 * 1000
@@ -26,15 +31,11 @@ HALF_TICK_DELAY_MS = 30_000
 
 @dramatiq.actor(actor_name=userqueue.ANALYZE_ACTOR, queue_name="analysis", serialized=True,
                 max_retries=0, time_limit=ANALYZE_TIME_LIMIT_MS)
-def analyze(job_id: int):
-    """Run one analysis job (release its held run, then the pluggable work)."""
+def analyze(job_id: int) -> Outcome:
+    """Run one analysis job (release its held run, then the registered work); its outcome,
+    which the serialized-jobs middleware hands to the queue service."""
     job, held_status, settings = current_job()
-    try:
-        outcome = userqueue.run_job(job, held_status, settings=settings)
-    except ReleaseDeferred:
-        outcome = userqueue.DEFERRED
-    if outcome is userqueue.DEFERRED:
-        defer_completion()
+    return userqueue.run_job(job, held_status, settings=settings)
 
 
 @dramatiq.actor(actor_name=userqueue.PROMOTE_ACTOR, queue_name="maintenance", max_retries=5)

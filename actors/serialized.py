@@ -1,13 +1,13 @@
-"""Middleware for serialized actors: one running first-pass analysis per user.
+"""Middleware for serialized actors: the adapter between Dramatiq and the queue service.
 
 An actor declared with ``serialized=True`` takes the job id as its first argument.
-Before it runs, the job is marked running (a guarded transition that only the job's own
-message passes); any other message for the job is skipped, so duplicate deliveries are
-harmless. After it returns, the job is completed and the user's next job promoted in the
-same transaction. Delta re-checks pass through the same path but never block or promote.
-
-The actor may call :func:`defer_completion` (its work handed the job on, or the release
-was deferred): then the job stays running, and whoever finishes it calls ``complete_job``.
+Before it runs, the queue service starts the job (a guarded transition that only the
+job's own message passes); any other message for the job is skipped, so duplicate
+deliveries are harmless. The actor returns the job's :class:`~analysis.queue.jobs.Outcome`
+(an exception means failed); the queue service applies it — ends the job and promotes
+the user's next in one transaction — unless it is ``deferred`` (the job stays running
+until a later step settles it). Delta re-checks pass through the same path but never
+block or promote. The middleware decides nothing itself.
 
 The job the actor runs is handed to it through a context variable, as Dramatiq's
 ``CurrentMessage`` hands the message: :func:`current_job` reads it.
@@ -19,32 +19,23 @@ import logging
 import threading
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass
 
 import dramatiq
 from dramatiq.middleware import Middleware, SkipMessage
 
 from analysis.queue import userqueue
-from analysis.queue.jobs import Job, JobStatus
+from analysis.queue.jobs import Job, Outcome
 from analysis.settings import QueueSettings
 from broker import backoff
 from broker.batching import GroupCommit
 
 logger = logging.getLogger(__name__)
 
-
-
-@dataclass
-class _Running:
-    """The serialized job of the message being processed, and whether its actor deferred it."""
-
-    started: tuple[Job, str, QueueSettings]
-    deferred: bool = False
-
-
-#: Set by the middleware before a serialized actor runs, cleared after it returned. Each
-#: worker thread has its own context, so each sees only its own message's job.
-_current: ContextVar[_Running | None] = ContextVar("citeq_serialized_job", default=None)
+#: The started job (the job, its held-run status, the queue settings it started under) of
+#: the serialized actor running now: set by the middleware before the actor runs, cleared
+#: after it returned. Each worker thread has its own context, so each sees only its own
+#: message's job.
+_current: ContextVar[tuple[Job, str, QueueSettings] | None] = ContextVar("citeq_serialized_job", default=None)
 
 #: Attempts to write a start or a completion through a database blip before giving up on it.
 START_ATTEMPTS = COMPLETE_ATTEMPTS = 3
@@ -53,8 +44,7 @@ START_ATTEMPTS = COMPLETE_ATTEMPTS = 3
 def current_job() -> tuple[Job, str, QueueSettings]:
     """The job, its held-run status and the queue settings it started under, for the
     serialized actor running now (None outside one)."""
-    running = _current.get()
-    return None if running is None else running.started
+    return _current.get()
 
 
 def _start(starts, broker) -> list[tuple[Job, str, QueueSettings] | None]:
@@ -64,15 +54,8 @@ def _start(starts, broker) -> list[tuple[Job, str, QueueSettings] | None]:
                                                                               settings=settings)]
 
 
-def defer_completion() -> None:
-    """Leave the current job running after the actor returns: someone else completes it."""
-    running = _current.get()
-    if running is not None:
-        running.deferred = True
-
-
 class SerializedJobs(Middleware):
-    """Marks jobs running on start and completes/promotes on a terminal outcome.
+    """Has the queue service start each serialized message's job, and apply its outcome.
 
     A worker process's threads start and complete their jobs through two group commits:
     what arrives while a statement is in flight goes together in the next one, so a busy
@@ -109,7 +92,7 @@ class SerializedJobs(Middleware):
             logger.info("duplicate message skipped", extra={"action": "duplicate_skipped", "job_id": job_id,
                                                             "message_id": message.message_id})
             raise SkipMessage()
-        _current.set(_Running(started))
+        _current.set(started)
 
     def _start(self, broker, job_id: int, message):
         """Start the job for this message, through database blips.
@@ -136,18 +119,20 @@ class SerializedJobs(Middleware):
         raise SkipMessage(f"could not start job {job_id}: {type(error).__name__}: {error}"[:500])
 
     def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
-        running = _current.get()
+        started = _current.get()
         _current.set(None)
-        if running is None or running.deferred:
+        if started is None:
             return
-        job = running.started[0]
-        if exception is None:
-            outcome, reason = JobStatus.SUCCEEDED, None
+        job = started[0]
+        if exception is not None:
+            outcome = Outcome.failed(f"{type(exception).__name__}: {exception}")
         else:
-            outcome, reason = JobStatus.FAILED, f"{type(exception).__name__}: {exception}"[:500]
+            outcome = result if isinstance(result, Outcome) else Outcome.succeeded()
+        if not outcome.ends_job:
+            return
         for attempt in range(COMPLETE_ATTEMPTS):
             try:
-                self._batches(broker)[1].submit(userqueue.Completion(job.id, job.user_id, outcome, reason))
+                self._batches(broker)[1].submit(userqueue.Completion.of(job, outcome))
                 return
             except dramatiq.errors.ConnectionError:
                 time.sleep(backoff.delay(attempt, first=0.2, cap=5.0, jitter=False))

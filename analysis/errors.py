@@ -103,9 +103,3 @@ class TransientReleaseError(AnalysisError):
     """Releasing a held run failed for now (provider unreachable, database blip); retry later."""
 
     code = "release_unavailable"
-
-
-class ReleaseDeferred(AnalysisError):
-    """The held run could not be released yet: the release-retry sweeper tries again later."""
-
-    code = "release_deferred"

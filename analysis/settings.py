@@ -42,15 +42,17 @@ class QueueSettings(JudgeChoice):
         "dispatched again after this", gt=0)
     sweep_batch: int = env_field(500, "CITEQ_SWEEP_BATCH", "rows a sweeper handles per tick", ge=1)
     analyze_seconds: float = env_field(
-        0.0, "CITEQ_ANALYZE_SECONDS", "duration of the simulated analysis "
-        "(CITEQ_ANALYZE_WORK=analysis.queue.userqueue:simulated_work)", ge=0)
-    #: ``module:function`` doing an analysis' work: the pipeline (extract, then judge
-    #: per citation); ``analysis.queue.userqueue:simulated_work`` only sleeps ``analyze_seconds``.
+        0.0, "CITEQ_ANALYZE_SECONDS", "duration of the benchmarks' simulated analysis "
+        "(CITEQ_ANALYZE_WORK=simulated, scripts/bench_queue.py)", ge=0)
+    #: Name of the registered work an analysis does (``userqueue.register_work``): ``pipeline``
+    #: (extract, then judge per citation; registered by the actors); tests and benchmarks
+    #: register stand-ins in the modules their workers load.
     analyze_work: str = env_field(
-        "analysis.pipeline.analyze:run_analysis", "CITEQ_ANALYZE_WORK",
-        "module:function doing an analysis' work (default: the pipeline)")
+        "pipeline", "CITEQ_ANALYZE_WORK",
+        "name of the registered work an analysis does (default: pipeline)")
     release_check: str = env_field(
-        "", "CITEQ_RELEASE_CHECK", "module:function checking the judge provider before a held run is released")
+        "", "CITEQ_RELEASE_CHECK", "name of the registered check of the judge provider before a held run is "
+        "released (default: none)")
     batch_linger_seconds: float = env_field(
         0.001, "CITEQ_BATCH_LINGER_SECONDS", "longest a job start or completion waits for its siblings' to "
         "share one statement", ge=0, le=0.1)
@@ -101,6 +103,6 @@ class PipelineSettings(EnvSettings):
         3, "CITEQ_JUDGE_MAX_DISPATCHES", "dispatches of one citation's judge message before the job fails",
         ge=1)
     judge_factory: str = env_field(
-        "", "CITEQ_JUDGE_FACTORY", "module:function returning the judge (default: from CITEQ_JUDGE)")
+        "", "CITEQ_JUDGE_FACTORY", "name of a registered judge factory (default: the judge of CITEQ_JUDGE)")
     judge_token_budget: int = env_field(
         500_000, "CITEQ_JUDGE_TOKEN_BUDGET", "provider tokens one job's judge calls may cost (0: no limit)", ge=0)

@@ -4,10 +4,11 @@
   consumer of the queue named in a notification, at once or, for a delayed message
   (payload ``<queue> <seconds>``), when it is due. It is only the fast path: a lost
   notification (or a lost connection) costs at most one poll interval.
-* :class:`Heartbeat` extends the leases of the messages this process holds (those its
-  consumers know they claimed, by lease token, not every row under its name), records the
-  process in ``citeq_workers``, re-queues expired leases of dead workers (or dead-letters
-  them after ``max_deliveries``), and prunes finished messages and expired results.
+* :class:`LeaseKeeper` renews this process's leases (those its consumers know they
+  claimed, by lease token, not every row under its name) and its row in ``citeq_workers``
+  (every ``heartbeat_interval``), re-queues expired leases of dead workers (or
+  dead-letters them after ``max_deliveries``), and prunes finished messages and expired
+  results. (It was called ``Heartbeat``, which said only the first of these.)
 """
 
 from __future__ import annotations
@@ -85,9 +86,11 @@ class Listener(threading.Thread):
         self.stopping.set()
 
 
-class Heartbeat(threading.Thread):
+class LeaseKeeper(threading.Thread):
+    """Keeps this process's leases and worker row alive, and reaps and prunes for everyone."""
+
     def __init__(self, broker) -> None:
-        super().__init__(name="citeq-heartbeat", daemon=True)
+        super().__init__(name="citeq-lease-keeper", daemon=True)
         self.broker = broker
         self.stopping = threading.Event()
         self.hostname = socket.gethostname()
@@ -97,16 +100,18 @@ class Heartbeat(threading.Thread):
         next_prune = 0.0
         while not self.stopping.is_set():
             try:
-                self.beat()
+                self.renew()
                 self.broker.reap()
                 if time.monotonic() >= next_prune:
                     self.broker.prune()
                     next_prune = time.monotonic() + 30
             except Exception as exc:  # noqa: BLE001 - keep beating through a database blip
-                logger.warning("heartbeat failed, retrying: %s", exc)
+                logger.warning("lease renewal failed, retrying: %s", exc)
             self.stopping.wait(settings.heartbeat_interval)
 
-    def beat(self) -> None:
+    def renew(self) -> None:
+        """Record this process as alive (or gone, once it serves no queue) and give every
+        message it holds a fresh lease."""
         queues = self.broker.consumed_queues
         self.broker.pool.close_idle()
         if queues:

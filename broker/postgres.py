@@ -37,7 +37,7 @@ from .boot import MigrateAtBoot
 from .consumer import LeasedMessage, PostgresConsumer, QueueState
 from .errors import ConfigurationError, DatabaseUnavailable, MessageTooLarge
 from .failures import dead_letter_exception
-from .maintenance import Heartbeat, Listener
+from .maintenance import LeaseKeeper, Listener
 from .periodic import PeriodicDedupe
 from .pool import BROKEN, Pool
 from .results import PostgresBackend
@@ -81,7 +81,7 @@ class PostgresBroker(dramatiq.Broker):
         self._pool_lock = threading.Lock()
         self._threads_lock = threading.RLock()
         self._listener: Listener | None = None
-        self._heartbeat: Heartbeat | None = None
+        self._lease_keeper: LeaseKeeper | None = None
         self._worker_id: str | None = None
         #: Open consumers per queue: what the heartbeat advertises in citeq_workers.
         self._consumers: Counter[str] = Counter()
@@ -401,9 +401,9 @@ class PostgresBroker(dramatiq.Broker):
             if self._listener is None or not self._listener.is_alive():
                 self._listener = Listener(self)
                 self._listener.start()
-            if self._heartbeat is None or not self._heartbeat.is_alive():
-                self._heartbeat = Heartbeat(self)
-                self._heartbeat.start()
+            if self._lease_keeper is None or not self._lease_keeper.is_alive():
+                self._lease_keeper = LeaseKeeper(self)
+                self._lease_keeper.start()
 
     def exchange(self, queue_name: str, acks, nacks, limit: int) -> tuple[list[LeasedMessage], int]:
         """Write acks/nacks and claim up to ``limit`` messages; return (claimed, finished count)."""
@@ -518,12 +518,12 @@ class PostgresBroker(dramatiq.Broker):
         return pool + int(listening)
 
     def close(self) -> None:
-        for thread in (self._listener, self._heartbeat):
+        for thread in (self._listener, self._lease_keeper):
             if thread is not None:
                 thread.stop()
-        if self._heartbeat is not None:
+        if self._lease_keeper is not None:
             # A stopping process leaves citeq_workers at once (not after its lease runs out).
-            self._heartbeat.join(timeout=5)
+            self._lease_keeper.join(timeout=5)
             try:
                 self.execute("delete_worker", worker_id=self.worker_id)
             except Exception:  # noqa: BLE001 - best effort; the row is pruned after the lease

@@ -114,13 +114,13 @@ SET state = 'dead', finished_at = now(), dead_reason = %(reason)s,
 WHERE id = %(id)s AND lease_token = %(token)s AND state = 'running';
 
 -- extend_leases --
--- Heartbeat: every message this process holds gets a fresh lease. Held means known to
+-- LeaseKeeper.renew: every message this process holds gets a fresh lease. Held means known to
 -- hold: the rows its consumers claimed and have not finished, by lease token. A row that
 -- carries this worker's id but whose claim never reached it (the answer lost with its
 -- connection) is not extended: its lease runs out and the reaper re-queues it. Rows
 -- another statement has locked are skipped, never waited for: the consumer's ack is
 -- finishing them (no lease needed any more), or a reaper or another worker took them over
--- (the lease is lost anyway). So a heartbeat never takes part in a deadlock.
+-- (the lease is lost anyway). So a lease renewal never takes part in a deadlock.
 UPDATE citeq_messages
 SET lease_expires_at = now() + %(lease_seconds)s * interval '1 second'
 WHERE id = ANY (ARRAY(
@@ -171,7 +171,7 @@ WHERE message_key IN (SELECT message_key FROM citeq_results WHERE expires_at < n
                       FOR UPDATE SKIP LOCKED);
 
 -- upsert_worker --
--- Heartbeat row of one worker process: alive, which queues it serves, its connections.
+-- The row of one worker process (LeaseKeeper.renew): alive, which queues it serves, its connections.
 INSERT INTO citeq_workers (worker_id, hostname, pid, queues, connections)
 VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(queues)s, %(connections)s)
 ON CONFLICT (worker_id) DO UPDATE

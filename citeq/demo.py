@@ -30,6 +30,7 @@ from rich.text import Text
 
 from broker.settings import EnvSettings, env_field
 
+from analysis.pipeline.judges import judge_from_env, register_judge_factory
 from analysis.queue.jobs import ACTIVE, TERMINAL, JobStatus
 from analysis.surface import terminal
 
@@ -113,17 +114,18 @@ def run(*, workers: int = 4, keep_going: bool = False, out=None) -> int:
     broker = actors.broker
     env = dict(os.environ, DATABASE_URL=url, PYTHONUNBUFFERED="1")
     if JUDGE_SECONDS > 0 and not os.environ.get("CITEQ_JUDGE_FACTORY"):
-        env["CITEQ_JUDGE_FACTORY"] = "citeq.demo:paced_judge"
+        env["CITEQ_JUDGE_FACTORY"] = PACED_JUDGE
     log_dir = default_home() / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
     procs = Processes(env, log_dir)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        procs.start("worker", [_executable("dramatiq"), "actors", "--processes", "1", "--threads", str(workers),
-                               "--path", str(ROOT)])
+        # citeq.demo registers the paced judge in the worker (CITEQ_JUDGE_FACTORY=paced).
+        procs.start("worker", [_executable("dramatiq"), "actors", "citeq.demo", "--processes", "1",
+                               "--threads", str(workers), "--path", str(ROOT)])
         procs.start("scheduler", [_executable("periodiq"), "actors", "--path", str(ROOT)])
         say(f"started a worker and a scheduler (logs in {log_dir})")
-        if env.get("CITEQ_JUDGE_FACTORY") == "citeq.demo:paced_judge":
+        if env.get("CITEQ_JUDGE_FACTORY") == PACED_JUDGE:
             say(f"the offline judge is paced at {JUDGE_SECONDS:g} s per citation so you can watch "
                 "(CITEQ_DEMO_JUDGE_SECONDS=0 for full speed)")
         user_id, documents = _prepare(broker, say)
@@ -156,10 +158,13 @@ class _PacedJudge:
 
 
 def paced_judge():
-    """``CITEQ_JUDGE_FACTORY`` of the demo's worker: the environment's judge, paced."""
-    from analysis.pipeline.judges import judge_from_env
-
+    """``CITEQ_JUDGE_FACTORY=paced`` of the demo's worker: the environment's judge, paced."""
     return _PacedJudge(judge_from_env(os.environ), JUDGE_SECONDS)
+
+
+#: The name the demo's worker (which loads this module next to the actors) knows it by.
+PACED_JUDGE = "paced"
+register_judge_factory(PACED_JUDGE, paced_judge)
 
 
 def _raise_interrupt(signum, frame):

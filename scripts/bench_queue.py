@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 import dramatiq  # noqa: E402
 
+from analysis.queue import userqueue  # noqa: E402
 from scripts._benchdb import Workers, database, sql  # noqa: E402
 
 #: Targets of issue 3.
@@ -52,6 +53,18 @@ TARGET_THROUGHPUT_RATIO = 0.5
 
 def _noop(i: int) -> None:
     """The raw broker's no-op."""
+
+
+def simulated_work(job, settings) -> None:
+    """The benchmark's stand-in analysis: sleeps ``analyze_seconds`` (CITEQ_ANALYZE_SECONDS,
+    0 by default), so that the queue machinery alone is measured, not the pipeline."""
+    if settings.analyze_seconds:
+        time.sleep(settings.analyze_seconds)
+
+
+#: The name the workers (which import this module next to ``actors``) know it by.
+SIMULATED = "simulated"
+userqueue.register_work(SIMULATED, simulated_work)
 
 
 def declare_noop():
@@ -95,7 +108,7 @@ def given_users(url: str, users: range, credits: int) -> dict[int, tuple[int, li
 def queue_workers(url: str, processes: int, threads: int) -> Workers:
     """Workers for no-op jobs: the queue machinery alone, not the analysis pipeline."""
     return Workers(url, processes, threads, modules=("actors", "scripts.bench_queue"),
-                   env={"CITEQ_ANALYZE_WORK": "analysis.queue.userqueue:simulated_work"})
+                   env={"CITEQ_ANALYZE_WORK": SIMULATED})
 
 
 # The finish lines, polled every 20 ms while the workers run: each half reads the first

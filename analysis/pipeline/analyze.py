@@ -1,11 +1,16 @@
 """The analysis pipeline: extract citations, fan out one judge message per citation, and
-complete the job when the last verdict lands — exactly once, whichever worker that is.
+end the job when the last verdict lands — exactly once, whichever worker that is.
 
     analyze (serialized, per user) ──▶ run_analysis: extract, persist job_citations,
-        send judge_citation × n in the same transaction, hand the job on (DEFERRED)
+        send judge_citation × n in the same transaction; returns Outcome.deferred()
     judge_citation (any worker, any order) ──▶ judge_citation: retrieve, judge, write the
         verdict WHERE verdict IS NULL and count it off the job in one statement; the judge
-        that counts the last one completes the job in that same transaction
+        that counts the last one returns Outcome.succeeded() to the queue's ``settle``,
+        which ends the job in that same transaction
+
+The pipeline never changes a job's status itself: it returns outcomes, and the queue
+service (analysis/queue/userqueue.py) applies them — ``run_analysis``'s to the analyze
+message's middleware, the judge steps' through the ``settle`` they are given.
 
 A re-delivered analyze message finds the extraction recorded and sends nothing; a
 re-delivered judge message finds the verdict written and does nothing. A delta re-check
@@ -27,24 +32,24 @@ import logging
 import os
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime
 
 from pydantic import BaseModel
 
 from analysis import db, messages
 from analysis.pipeline import budget
-from analysis.queue import userqueue
 from analysis.pipeline.citations import Citation, SourceInfo, SourceMatch, extract_citations, resolve_sources
 from analysis.pipeline.document import Document
-from analysis.queue.jobs import Job, JobStatus
+from analysis.queue.jobs import Job, Outcome
 from analysis.pipeline.embeddings import OpenAIEmbedder, embedder_for
-from analysis.pipeline.judges import (Judge, Judgement, OfflineJudge, ProviderError, ProviderPermanentError, ProviderRateLimited,
-                     ProviderRejected, Verdict, judge_from_env, source_missing_judgement)
+from analysis.pipeline.judges import (Judge, Judgement, OfflineJudge, ProviderError, ProviderPermanentError,
+                                     ProviderRateLimited, ProviderRejected, Verdict, judge_factory, judge_from_env,
+                                     source_missing_judgement)
 from analysis.pipeline.pdftext import Page
 from analysis.pipeline.retrieval import FUSION_DEPTH, Hit, fuse_ranks
 from analysis.settings import PipelineSettings, QueueSettings
 from analysis.pipeline.sources import SourceStore, document_index, store_for
-from analysis.queue.userqueue import DEFERRED, finish_locked, plugin, user_lock
 
 logger = logging.getLogger(__name__)
 
@@ -78,19 +83,18 @@ class CitationView(BaseModel):
 # -- the analyze step -----------------------------------------------------------------------
 
 
-def run_analysis(job: Job, settings: QueueSettings | None = None, *, broker=None):
-    """The ``analyze`` work: extract and fan out; DEFERRED while citations await a judge.
+def run_analysis(job: Job, settings: QueueSettings | None = None, *, broker=None) -> Outcome:
+    """The ``analyze`` work: extract and fan out; ``deferred`` while citations await a judge,
+    ``succeeded`` when nothing is left to judge (the queue then ends the job at once).
 
-    Plugs into the queue as ``CITEQ_ANALYZE_WORK=analysis.pipeline.analyze:run_analysis`` (the
-    actors set it as the default). Returns None when nothing is left to judge, so the
-    queue's middleware completes the job at once.
+    The actors register it with the queue as the work named ``pipeline`` (the default of
+    ``CITEQ_ANALYZE_WORK``).
     """
     broker = messages.broker_or_global(broker)
     done, pending = db.one_on(broker, "job_extraction_one", job_id=job.id)
-    if done:
-        return DEFERRED if pending else None
-    pending = extract(job, broker=broker)
-    return DEFERRED if pending else None
+    if not done:
+        pending = extract(job, broker=broker)
+    return Outcome.deferred() if pending else Outcome.succeeded()
 
 
 def extract(job: Job, *, broker=None) -> int:
@@ -220,13 +224,21 @@ def vectors_in_postgres(broker) -> bool:
 # -- the judge step -------------------------------------------------------------------------
 
 
-def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | None = None,
+#: The queue's :func:`~analysis.queue.userqueue.settle`: runs a step that may end the job
+#: (job id, user id, step) in a transaction under the user's lock and applies the outcome
+#: the step returns. Handed in by the caller (the judge actor), so the pipeline needs no
+#: import of the queue service.
+Settle = Callable[[int, int, Callable[[object], "Outcome | None"]], "Outcome | None"]
+
+
+def judge_citation(job_id: int, ordinal: int, *, settle: Settle, broker=None, judge: Judge | None = None,
                    store: SourceStore | None = None, settings: PipelineSettings | None = None,
                    embedder: OpenAIEmbedder | None = None) -> str:
     """Judge one citation (idempotent); what happened: ``judged``, ``completed`` (this was
     the last verdict and the job finished), ``skipped`` (judged already, job ended),
     ``failed`` (the provider refuses the configuration: the job failed and was refunded), or
-    ``waiting`` (every provider slot stayed taken: a new message tries again shortly)."""
+    ``waiting`` (every provider slot stayed taken: a new message tries again shortly).
+    The outcomes that end the job go through ``settle``."""
     broker = messages.broker_or_global(broker)
     settings = settings or PipelineSettings.from_env()
     row = db.one_on(broker, "citation_to_judge_one", job_id=job_id, ordinal=ordinal)
@@ -242,12 +254,12 @@ def judge_citation(job_id: int, ordinal: int, *, broker=None, judge: Judge | Non
         try:
             judgement = _judge_within_budget(judge, job_id, claim, hits, broker, settings)
         except ProviderPermanentError as exc:
-            return fail_for_provider(job_id, user_id, exc, broker=broker)
+            return fail_for_provider(job_id, user_id, exc, settle=settle, broker=broker)
         except budget.SlotsTaken as exc:
             logger.info("judge waits for a provider slot", extra={"action": "judge_requeued", "job_id": job_id,
                                                                  "ordinal": ordinal, "reason": str(exc)})
             return _requeue(broker, job_id, ordinal, random.randint(500, 2000))
-    return record_verdict(job_id, ordinal, user_id, judgement, broker=broker)
+    return record_verdict(job_id, ordinal, user_id, judgement, settle=settle, broker=broker)
 
 
 #: Passages the offline judge reads per claim: it costs no tokens, and a paraphrase's sentence is
@@ -293,17 +305,17 @@ def _judge_within_budget(judge: Judge, job_id: int, claim: str, hits: list[Hit],
     return judgement
 
 
-def fail_for_provider(job_id: int, user_id: int, exc: ProviderPermanentError, *, broker=None) -> str:
+def fail_for_provider(job_id: int, user_id: int, exc: ProviderPermanentError, *, settle: Settle,
+                      broker=None) -> str:
     """Fail the job at once with the error's typed reason (``provider_auth_failed``,
     ``provider_model_not_found``) and refund it: no call of this configuration can succeed,
     so its other citations must not burn retries. ``failed``, or ``skipped`` when the job had
     ended already (another citation's judge failed it first)."""
     reason = f"{exc.code}: {exc}"[:500]  # the message is redacted and clipped where it was raised
-    failed = userqueue.complete_job(job_id, JobStatus.FAILED, reason=reason, user_id=user_id,
-                                    broker=messages.broker_or_global(broker))
+    failed = settle(job_id, user_id, lambda cur: Outcome.failed(reason), broker=messages.broker_or_global(broker))
     logger.error("judge provider refuses this configuration", extra={
         "action": "job_failed_provider", "job_id": job_id, "user_id": user_id, "reason": reason})
-    return "failed" if failed else "skipped"
+    return "failed" if failed is not None else "skipped"
 
 
 def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id: int, k: int, *,
@@ -346,22 +358,30 @@ def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id
     return fuse_ranks(bm25_hits, vector_hits)[:k]
 
 
-def record_verdict(job_id: int, ordinal: int, user_id: int, judgement: Judgement, *, broker=None) -> str:
-    """Write the verdict once; the writer of the last one completes the job, same transaction."""
-    broker = messages.broker_or_global(broker)
-    with broker.transaction() as cur:
-        # The user's lock first, as complete_job takes it: no lock-order deadlock with it.
-        user_lock(cur, user_id)
+def record_verdict(job_id: int, ordinal: int, user_id: int, judgement: Judgement, *, settle: Settle,
+                   broker=None) -> str:
+    """Write the verdict once; the writer of the last one returns ``succeeded`` to ``settle``,
+    which ends the job in the same transaction."""
+    happened = "skipped"
+
+    def write(cur) -> Outcome | None:
+        nonlocal happened
         row = db.one(cur, "citation_judge_one", job_id=job_id, ordinal=ordinal, verdict=judgement.verdict.value,
                      confidence=judgement.confidence, evidence=judgement.evidence,
                      evidence_page=judgement.evidence_page, rationale=judgement.rationale)
         if row is None:
-            return "skipped"
-        if row[0] > 0:
-            return "judged"
-        finish_locked(cur, broker, job_id, user_id, JobStatus.SUCCEEDED, None)
-    logger.info("analysis judged", extra={"action": "job_judged", "job_id": job_id, "user_id": user_id})
-    return "completed"
+            return None
+        (pending,) = row
+        if pending > 0:
+            happened = "judged"
+            return None
+        happened = "completed"
+        return Outcome.succeeded()
+
+    settle(job_id, user_id, write, broker=messages.broker_or_global(broker))
+    if happened == "completed":
+        logger.info("analysis judged", extra={"action": "job_judged", "job_id": job_id, "user_id": user_id})
+    return happened
 
 
 def _judge_guarded(judge: Judge, claim: str, hits, broker, settings: PipelineSettings) -> Judgement:
@@ -412,7 +432,8 @@ def judge_for(settings: PipelineSettings) -> Judge:
     """The configured judge of this process: ``judge_factory`` if set, else CITEQ_JUDGE."""
     key = settings.judge_factory or "env"
     if key not in _judges:
-        _judges[key] = plugin(settings.judge_factory, lambda: judge_from_env(os.environ))()
+        _judges[key] = judge_factory(settings.judge_factory)() if settings.judge_factory \
+            else judge_from_env(os.environ)
     return _judges[key]
 
 

@@ -27,7 +27,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from functools import lru_cache
 from typing import Literal, Protocol
@@ -1346,3 +1346,24 @@ def judge_from_env(env: Mapping[str, str]) -> Judge:
         base_url=settings.base_url, model=settings.model, api_key=settings.api_key, timeout=settings.timeout,
         attempts=settings.attempts,
     )
+
+
+#: Judge factories by name; ``CITEQ_JUDGE_FACTORY`` chooses one (empty: :func:`judge_from_env`).
+#: A test or the demo registers its own in a module the worker loads next to the actors
+#: (``dramatiq actors tests.e2e.hooks``).
+JUDGE_FACTORIES: dict[str, Callable[[], Judge]] = {}
+
+
+def register_judge_factory(name: str, factory: Callable[[], Judge]) -> Callable[[], Judge]:
+    """Make ``factory`` the judge factory named ``name`` in this process."""
+    JUDGE_FACTORIES[name] = factory
+    return factory
+
+
+def judge_factory(name: str) -> Callable[[], Judge]:
+    """The judge factory registered as ``name``; ValueError (a misconfiguration) if none is."""
+    try:
+        return JUDGE_FACTORIES[name]
+    except KeyError:
+        raise ValueError(f"CITEQ_JUDGE_FACTORY={name!r}: no judge factory is registered under that name in this "
+                         f"process (registered: {', '.join(sorted(JUDGE_FACTORIES)) or 'none'})") from None

@@ -1,16 +1,20 @@
-"""The queue's state machines, mirrored from the SQL enums ``analysis_job_status`` and
-``held_run_status`` (schema/0002); tests/integration/test_userqueue_admission.py keeps
-the members in step with the database.
+"""The queue's state machines, mirrored from SQL (schema/0002, schema/0016): the enums
+``analysis_job_status``, ``held_run_status`` and ``analysis_job_event_kind``, and the
+transition tables ``analysis_job_transitions`` and ``held_run_transitions``;
+tests/integration/test_userqueue_admission.py keeps each in step with the database.
 
-Transitions are guarded in SQL (``UPDATE … WHERE status = …``), never decided in Python.
-Admission decides, in its INSERT, whether a job is born ``queued`` (the user has an
-unfinished first-pass job) or ``pending`` (its message is sent in the same transaction):
+The database decides: a status change its transition table does not list fails, and a
+trigger writes the audit event of each change it does. Admission decides, in its INSERT,
+whether a first-pass job is born ``queued`` (the user has an unfinished first-pass job)
+or ``pending`` (its message is sent in the same transaction); a delta re-check is born
+``pending`` and is never ``queued`` (a CHECK keeps it out):
 
     admit ─┬─▶ queued ──promote──▶ pending ──start──▶ running ──finish──▶ succeeded | failed
            └──────────────────────▶ pending
            queued | pending ──cancel──▶ canceled
+           pending ──resend──▶ pending          running ──restart (re-delivery)──▶ running
 
-A delta re-check is born ``pending`` and is never ``queued`` (a CHECK keeps it out).
+The queue service (:mod:`analysis.queue.userqueue`) makes every one of these changes.
 """
 
 from __future__ import annotations
@@ -36,10 +40,47 @@ class JobStatus(str, enum.Enum):
 
 #: Statuses a job never leaves.
 TERMINAL = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELED})
-#: Statuses in which a first-pass job blocks the user's next one (promotion waits for
-#: none of the user's first-pass jobs to be in them). Admission's ``max_active_jobs``
-#: counts these and ``queued``: every job not yet terminal.
-ACTIVE = frozenset({JobStatus.PENDING, JobStatus.RUNNING})
+#: Statuses of a job not yet ended: what admission's ``max_active_jobs`` counts.
+ACTIVE = frozenset(JobStatus) - TERMINAL
+#: Statuses in which a first-pass job makes its user busy: the user's queued jobs wait
+#: until none of their first-pass jobs is in them (the SQL view ``analysis_jobs_blocking``).
+BLOCKING = frozenset({JobStatus.PENDING, JobStatus.RUNNING})
+
+
+class JobEvent(str, enum.Enum):
+    """A row of the audit trail ``analysis_job_events``, written by the database's triggers."""
+
+    #: A job was inserted (detail: the status it was born with).
+    ADMITTED = "admitted"
+    #: queued → pending (detail: what promoted it: promote, resume, cancel, completion).
+    PROMOTED = "promoted"
+    #: A worker started it (pending → running), or a re-delivery restarted it.
+    STARTED = "started"
+    #: Its held run was released: judging may start.
+    RELEASED = "released"
+    #: A release failed transiently and is retried later (detail: the error).
+    RELEASE_DEFERRED = "release_deferred"
+    #: A pending job's lost message was replaced.
+    RESENT = "resent"
+    SUCCEEDED = "succeeded"
+    #: detail: the failure reason.
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+
+#: Every allowed status change of a job and the event it writes (``analysis_job_transitions``).
+#: A change that keeps the status is a transition only where listed (and then only when the
+#: message or start time changes); other updates of a job write nothing.
+TRANSITIONS: dict[tuple[JobStatus, JobStatus], JobEvent] = {
+    (JobStatus.QUEUED, JobStatus.PENDING): JobEvent.PROMOTED,
+    (JobStatus.QUEUED, JobStatus.CANCELED): JobEvent.CANCELED,
+    (JobStatus.PENDING, JobStatus.PENDING): JobEvent.RESENT,
+    (JobStatus.PENDING, JobStatus.RUNNING): JobEvent.STARTED,
+    (JobStatus.PENDING, JobStatus.CANCELED): JobEvent.CANCELED,
+    (JobStatus.RUNNING, JobStatus.RUNNING): JobEvent.STARTED,
+    (JobStatus.RUNNING, JobStatus.SUCCEEDED): JobEvent.SUCCEEDED,
+    (JobStatus.RUNNING, JobStatus.FAILED): JobEvent.FAILED,
+}
 
 
 class HeldRunStatus(str, enum.Enum):
@@ -58,6 +99,14 @@ class HeldRunStatus(str, enum.Enum):
     #: Its job was canceled before it started.
     CANCELED = "canceled"
 
+
+#: Every allowed status change of a held run (``held_run_transitions``).
+HELD_RUN_TRANSITIONS = frozenset({
+    (HeldRunStatus.HELD, HeldRunStatus.RELEASED),
+    (HeldRunStatus.HELD, HeldRunStatus.EXPIRED),
+    (HeldRunStatus.HELD, HeldRunStatus.CANCELED),
+})
+
 #: Failure reasons written by the queue itself (the pipeline adds its own).
 RELEASE_TIMEOUT = "release_timeout"
 WORKER_LOST = "worker_lost"
@@ -65,7 +114,7 @@ WORKER_LOST = "worker_lost"
 
 @dataclass(frozen=True)
 class Job:
-    """What a worker knows about the job it runs (handed to the pluggable work callable)."""
+    """What a worker knows about the job it runs (handed to the registered work)."""
 
     id: int
     user_id: int
@@ -86,3 +135,30 @@ class Admission:
     status: JobStatus
     #: False when an idempotency key returned an earlier admission.
     created: bool
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a job's work came to, returned to the queue service, which applies it: a job
+    that ``succeeded`` or ``failed`` (with a reason; its credit is refunded) ends and frees
+    its user's queue; a ``deferred`` job stays running until a later step settles it (the
+    judge of its last citation, or a sweep)."""
+
+    status: JobStatus | None
+    reason: str | None = None
+
+    @classmethod
+    def succeeded(cls) -> Outcome:
+        return cls(JobStatus.SUCCEEDED)
+
+    @classmethod
+    def failed(cls, reason: str) -> Outcome:
+        return cls(JobStatus.FAILED, reason[:500])
+
+    @classmethod
+    def deferred(cls) -> Outcome:
+        return cls(None)
+
+    @property
+    def ends_job(self) -> bool:
+        return self.status is not None

@@ -2,8 +2,10 @@
 -- Every block starts with "-- name --" and a one-line description; parameters are
 -- %(named)s. Names are entity first and end in how many rows come back.
 -- Transitions are guarded (WHERE status = ...): zero rows means "not in that state any
--- more", which the caller handles. Timestamps of transitions use clock_timestamp() so
--- the audit trail orders events inside one transaction too.
+-- more", which the caller handles. The database declares the lifecycle (schema/0016):
+-- a status change analysis_job_transitions does not list fails, and the triggers write
+-- the audit events (analysis_job_events) — no statement here inserts one. "The user is
+-- busy" is the view analysis_jobs_blocking. Timestamps of transitions use clock_timestamp().
 
 -- account_get_one --
 -- The account admission charges; no row means an unknown user.
@@ -46,7 +48,7 @@ LEFT JOIN documents d ON d.user_id = %(user_id)s AND d.id = ANY(%(ids)s::bigint[
 -- The INSERT decides its status: a delta re-check is pending; a first-pass job is queued
 -- behind a queued/pending/running first-pass job of the user, else pending. The lock
 -- means the decision cannot race another admission or a promotion. The same statement
--- links the documents, creates the held run and records the admission. No job id back:
+-- links the documents and creates the held run (the trigger records the admission). No job id back:
 -- the caller raises the first failed check. The charge is a statement of its own
 -- (credit_charge_one) after this one, sent with the commit: it must see the job's effects (tests drain the
 -- balance with an AFTER INSERT trigger to stand in for a spender without the lock).
@@ -62,8 +64,7 @@ WITH existing AS (
         -- admitted (29 ms per admission with 200,000 finished jobs). Queued implies
         -- first-pass (a CHECK keeps delta re-checks out of 'queued').
         ((SELECT count(*) FROM analysis_jobs WHERE user_id = %(user_id)s AND status = 'queued')
-         + (SELECT count(*) FROM analysis_jobs
-            WHERE user_id = %(user_id)s AND delta_of_job_id IS NULL AND status IN ('pending', 'running'))
+         + (SELECT count(*) FROM analysis_jobs_blocking WHERE user_id = %(user_id)s)
         )::int AS active_jobs,
         coalesce((SELECT calls_used >= call_limit FROM provider_daily_budget
                   WHERE provider = %(provider)s AND day = (now() AT TIME ZONE 'utc')::date), false)
@@ -92,9 +93,6 @@ WITH existing AS (
     SELECT job.id, d.id FROM job, unnest(%(document_ids)s::bigint[]) AS d(id)
 ), held AS (
     INSERT INTO held_runs (job_id) SELECT id FROM job
-), event AS (
-    INSERT INTO analysis_job_events (job_id, user_id, event, detail)
-    SELECT id, user_id, 'admitted', status::text FROM job
 )
 SELECT (SELECT id FROM existing), (SELECT status FROM existing),
        f.balance, f.active_jobs, f.budget_exhausted,
@@ -130,28 +128,21 @@ RETURNING entry.amount;
 
 -- job_promote_next_one --
 -- Under the user's lock: the oldest queued job becomes pending with a fresh message id,
--- unless a first-pass job of the user is pending or running. (Queued implies first-pass:
--- a CHECK keeps delta re-checks out of 'queued'.) job_finish_many repeats this lookup and
--- update inside its own statement to save a round trip per job: change both together.
+-- unless the user is busy (analysis_jobs_blocking). (Queued implies first-pass: a CHECK
+-- keeps delta re-checks out of 'queued'.) job_finish_many promotes the same way inside
+-- its own statement, to save a round trip per job.
 WITH next AS (
     SELECT id FROM analysis_jobs
     WHERE user_id = %(user_id)s AND status = 'queued'
-      AND NOT EXISTS (SELECT 1 FROM analysis_jobs
-                      WHERE user_id = %(user_id)s AND delta_of_job_id IS NULL
-                        AND status IN ('pending', 'running'))
+      AND NOT EXISTS (SELECT 1 FROM analysis_jobs_blocking WHERE user_id = %(user_id)s)
     ORDER BY id
     LIMIT 1
-), promoted AS (
-    UPDATE analysis_jobs j
-    SET status = 'pending', promoted_at = clock_timestamp(), message_id = %(message_id)s
-    FROM next
-    WHERE j.id = next.id AND j.status = 'queued'
-    RETURNING j.id, j.user_id
-), event AS (
-    INSERT INTO analysis_job_events (job_id, user_id, event, detail)
-    SELECT id, user_id, 'promoted', %(via)s FROM promoted
 )
-SELECT id FROM promoted;
+UPDATE analysis_jobs j
+SET status = 'pending', promoted_at = clock_timestamp(), message_id = %(message_id)s, promoted_via = %(via)s
+FROM next
+WHERE j.id = next.id AND j.status = 'queued'
+RETURNING j.id;
 
 -- job_start_many --
 -- Workers start jobs: pending -> running, many in one statement (a worker process batches
@@ -159,8 +150,8 @@ SELECT id FROM promoted;
 -- that message (its worker died) restarts a running job. Any other message for the job is
 -- a duplicate: no row for it, and the caller skips it. With release true (no release
 -- check is configured, so there is nothing to wait for) the same statement releases the
--- held runs; the events keep their order (started, released). Returns the held run's
--- status after the statement.
+-- held runs (the triggers record started, then released). Returns the held run's status
+-- after the statement.
 -- Worker-side transitions skip the synchronous commit, like the broker's acks and claims:
 -- a database crash can only lose the newest commits, in order, and then the message's
 -- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
@@ -190,14 +181,6 @@ WITH target AS MATERIALIZED (
     FROM started s
     WHERE %(release)s AND h.job_id = s.id AND h.status = 'held'
     RETURNING h.job_id
-), event AS (
-    INSERT INTO analysis_job_events (job_id, user_id, event)
-    SELECT e.job_id, e.user_id, e.event FROM (
-        SELECT 1 AS n, id AS job_id, user_id, 'started' AS event FROM started
-        UNION ALL
-        SELECT 2, s.id, s.user_id, 'released' FROM started s JOIN released r ON r.job_id = s.id
-    ) AS e
-    ORDER BY e.job_id, e.n
 )
 SELECT s.id, s.user_id, s.thesis_id, s.delta_of_job_id, s.options,
        CASE WHEN r.job_id IS NOT NULL THEN 'released' ELSE h.status::text END, s.message_id
@@ -210,7 +193,7 @@ FROM started s JOIN held_runs h ON h.job_id = s.id LEFT JOIN released r ON r.job
 -- finishing jobs running, so the "nothing pending or running" test leaves them out;
 -- promoted reads finished (through freed), so the finishing rows are updated before the
 -- next ones and the one-active index never sees two. A job that was not running any more
--- returns no row. Events keep their order per job (outcome, promoted).
+-- returns no row. The trigger writes each job's end before the promotion it frees.
 -- Worker-side transitions skip the synchronous commit, like the broker's acks and claims:
 -- a database crash can only lose the newest commits, in order, and then the message's
 -- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
@@ -239,31 +222,23 @@ WITH target AS MATERIALIZED (
 ), freed AS (
     SELECT DISTINCT user_id FROM finished WHERE delta_of_job_id IS NULL
 ), next AS (
-    -- The lookup of job_promote_next_one (change both together), per freed user: a
-    -- lateral per-user lookup walks the user's queued-jobs index, never every job.
+    -- job_promote_next_one's lookup per freed user (busy: analysis_jobs_blocking, less the
+    -- jobs finishing here): a lateral per-user lookup walks the user's queued-jobs index.
     SELECT n.id FROM freed f CROSS JOIN LATERAL (
         SELECT q.id FROM analysis_jobs q
         WHERE q.user_id = f.user_id AND q.status = 'queued'
-          AND NOT EXISTS (SELECT 1 FROM analysis_jobs a
-                          WHERE a.user_id = f.user_id AND a.delta_of_job_id IS NULL
-                            AND a.status IN ('pending', 'running') AND a.id <> ALL(%(job_ids)s::bigint[]))
+          AND NOT EXISTS (SELECT 1 FROM analysis_jobs_blocking a
+                          WHERE a.user_id = f.user_id AND a.id <> ALL(%(job_ids)s::bigint[]))
         ORDER BY q.id
         LIMIT 1
     ) AS n
 ), promoted AS (
     UPDATE analysis_jobs j
-    SET status = 'pending', promoted_at = clock_timestamp(), message_id = gen_random_uuid()::text
+    SET status = 'pending', promoted_at = clock_timestamp(), message_id = gen_random_uuid()::text,
+        promoted_via = 'completion'
     FROM next
     WHERE j.id = next.id AND j.status = 'queued'
     RETURNING j.id, j.user_id, j.message_id
-), event AS (
-    INSERT INTO analysis_job_events (job_id, user_id, event, detail)
-    SELECT e.job_id, e.user_id, e.event, e.detail FROM (
-        SELECT 1 AS n, id AS job_id, user_id, outcome AS event, reason AS detail FROM finished
-        UNION ALL
-        SELECT 2, id, user_id, 'promoted', 'completion' FROM promoted
-    ) AS e
-    ORDER BY e.n, e.job_id
 )
 SELECT 'finished' AS kind, id, user_id, NULL AS message_id FROM finished
 UNION ALL
@@ -279,9 +254,6 @@ WITH canceled AS (
 ), held AS (
     UPDATE held_runs SET status = 'canceled', next_attempt_at = NULL
     FROM canceled WHERE held_runs.job_id = canceled.id AND held_runs.status = 'held'
-), event AS (
-    INSERT INTO analysis_job_events (job_id, user_id, event)
-    SELECT id, user_id, 'canceled' FROM canceled
 )
 SELECT id FROM canceled;
 
@@ -292,39 +264,27 @@ SELECT id FROM canceled;
 -- a database crash can only lose the newest commits, in order, and then the message's
 -- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
 SET LOCAL synchronous_commit = off;
-WITH released AS (
-    UPDATE held_runs h
-    SET status = 'released', released_at = clock_timestamp(), next_attempt_at = NULL
-    FROM analysis_jobs j
-    WHERE h.job_id = %(job_id)s AND h.status = 'held' AND j.id = h.job_id AND j.status = 'running'
-    RETURNING h.job_id, j.user_id
-), event AS (
-    INSERT INTO analysis_job_events (job_id, user_id, event)
-    SELECT job_id, user_id, 'released' FROM released
-)
-SELECT job_id FROM released;
+UPDATE held_runs h
+SET status = 'released', released_at = clock_timestamp(), next_attempt_at = NULL
+FROM analysis_jobs j
+WHERE h.job_id = %(job_id)s AND h.status = 'held' AND j.id = h.job_id AND j.status = 'running'
+RETURNING h.job_id;
 
 -- held_run_defer_one --
 -- A release failed transiently: count it, open the release window at the first failure,
 -- and schedule the next attempt with capped, jittered exponential backoff
 -- (min(cap, base * 2^attempts) scaled by a random factor in [0.5, 1)).
-WITH deferred AS (
-    UPDATE held_runs h
-    SET release_attempts = h.release_attempts + 1,
-        last_error = %(error)s,
-        window_ends_at = coalesce(h.window_ends_at,
-                                  coalesce(%(now)s, now()) + %(window_seconds)s * interval '1 second'),
-        next_attempt_at = coalesce(%(now)s, now())
-            + least(%(backoff_cap)s, %(backoff_base)s * power(2, h.release_attempts))
-              * (0.5 + random() / 2) * interval '1 second'
-    FROM analysis_jobs j
-    WHERE h.job_id = %(job_id)s AND h.status = 'held' AND j.id = h.job_id
-    RETURNING h.job_id, j.user_id, h.release_attempts, h.next_attempt_at
-), event AS (
-    INSERT INTO analysis_job_events (job_id, user_id, event, detail)
-    SELECT job_id, user_id, 'release_deferred', %(error)s FROM deferred
-)
-SELECT release_attempts, next_attempt_at FROM deferred;
+UPDATE held_runs h
+SET release_attempts = h.release_attempts + 1,
+    last_error = %(error)s,
+    window_ends_at = coalesce(h.window_ends_at,
+                              coalesce(%(now)s, now()) + %(window_seconds)s * interval '1 second'),
+    next_attempt_at = coalesce(%(now)s, now())
+        + least(%(backoff_cap)s, %(backoff_base)s * power(2, h.release_attempts))
+          * (0.5 + random() / 2) * interval '1 second'
+FROM analysis_jobs j
+WHERE h.job_id = %(job_id)s AND h.status = 'held' AND j.id = h.job_id
+RETURNING h.release_attempts, h.next_attempt_at;
 
 -- held_run_due_many --
 -- Held runs of running jobs whose next release attempt is due (release-retry sweeper).
@@ -359,15 +319,9 @@ SELECT expire FROM due;
 -- job_resend_one --
 -- Give a pending job a new message id in place of a lost one; guarded on the old id,
 -- so two sweepers cannot both re-send.
-WITH resent AS (
-    UPDATE analysis_jobs SET message_id = %(message_id)s
-    WHERE id = %(job_id)s AND status = 'pending' AND message_id = %(old_message_id)s
-    RETURNING id, user_id
-), event AS (
-    INSERT INTO analysis_job_events (job_id, user_id, event)
-    SELECT id, user_id, 'resent' FROM resent
-)
-SELECT id FROM resent;
+UPDATE analysis_jobs SET message_id = %(message_id)s
+WHERE id = %(job_id)s AND status = 'pending' AND message_id = %(old_message_id)s
+RETURNING id;
 
 -- job_pending_without_message_many --
 -- Pending jobs whose message is neither queued nor running: it was lost, pruned, or
@@ -391,13 +345,11 @@ ORDER BY j.id
 LIMIT %(limit)s;
 
 -- user_stalled_many --
--- Users with a queued job and no pending or running first-pass job: their queue stalled
+-- Users with a queued job who are not busy (analysis_jobs_blocking): their queue stalled
 -- (a lost fast path, a cancel from elsewhere). With the oldest queued job each.
 SELECT q.user_id, min(q.id) AS oldest_queued FROM analysis_jobs q
 WHERE q.status = 'queued'
-  AND NOT EXISTS (SELECT 1 FROM analysis_jobs a
-                  WHERE a.user_id = q.user_id AND a.delta_of_job_id IS NULL
-                    AND a.status IN ('pending', 'running'))
+  AND NOT EXISTS (SELECT 1 FROM analysis_jobs_blocking a WHERE a.user_id = q.user_id)
 GROUP BY q.user_id
 ORDER BY min(q.id)
 LIMIT %(limit)s;

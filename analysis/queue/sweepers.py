@@ -2,7 +2,8 @@
 
 Each sweep is idempotent, handles at most ``sweep_batch`` rows, and is safe with two
 schedulers (or two sweeps) at once: every change is a guarded UPDATE, promotions run under
-the user's lock, and fanned-out messages carry idempotency keys.
+the user's lock, and fanned-out messages carry idempotency keys. The sweeps find the rows;
+the queue service (:mod:`analysis.queue.userqueue`) makes the jobs' transitions.
 """
 
 from __future__ import annotations
@@ -12,18 +13,13 @@ from datetime import datetime
 
 from analysis import db, messages
 from analysis.pipeline import parsing
-from analysis.queue.jobs import RELEASE_TIMEOUT, WORKER_LOST, JobStatus
+from analysis.queue.jobs import WORKER_LOST, JobStatus
 from analysis.pipeline.analyze import JUDGE_ACTOR
 from analysis.surface.ratelimits import PostgresRateLimiterBackend
 from analysis.settings import PipelineSettings, QueueSettings
 from analysis.pipeline.uploads import PARSE_ACTOR
-from analysis.queue.userqueue import (
-    ANALYZE_ACTOR,
-    PROMOTE_ACTOR,
-    complete_job,
-    finish_locked,
-    user_lock,
-)
+from analysis.queue import userqueue
+from analysis.queue.userqueue import PROMOTE_ACTOR, complete_job
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +36,7 @@ def resume(*, broker=None, settings: QueueSettings | None = None) -> dict[str, i
         # One promotion per stalled (user, oldest job), however many sweeps notice it.
         messages.send(broker, PROMOTE_ACTOR, args=(user_id,), idempotency_key=f"promote:{user_id}:{oldest}")
     lost = db.many_on(broker, "job_pending_without_message_many", limit=settings.sweep_batch)
-    resent = _resend_each(broker, lost, "job_resend_one", ANALYZE_ACTOR)
+    resent = sum(userqueue.resend(job_id, old_message_id, broker=broker) for job_id, old_message_id in lost)
     if stalled or resent:
         logger.warning("stalled queues resumed", extra={"action": "queues_resumed", "users": len(stalled),
                                                         "resent": resent})
@@ -70,7 +66,7 @@ def recover_lost_work(*, broker=None, settings: QueueSettings | None = None, now
 
 
 def _resend_each(broker, rows, resend_query: str, actor: str) -> int:
-    """For each (job id, message id it was last sent with): record a new message id — a
+    """For each (parse job id, message id it was last sent with): record a new message id — a
     guarded update, so two sweepers never both re-send — and send it in the same
     transaction. Returns how many were re-sent."""
     resent = 0
@@ -139,16 +135,7 @@ def retry_releases(*, broker=None, settings: QueueSettings | None = None,
     settings = settings or QueueSettings.from_env()
     retried = expired = 0
     for job_id, user_id in db.many_on(broker, "held_run_due_many", now=now, limit=settings.sweep_batch):
-        with broker.transaction() as cur:
-            user_lock(cur, user_id)
-            message_id = messages.new_message_id()
-            row = db.one(cur, "held_run_claim_retry_one", job_id=job_id, now=now, message_id=message_id,
-                         redispatch_seconds=settings.release_redispatch_seconds)
-            if row is None:
-                continue  # another sweep took it, or the job moved on
-            if row[0]:
-                expired += finish_locked(cur, broker, job_id, user_id, JobStatus.FAILED, RELEASE_TIMEOUT)
-            else:
-                messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
-                retried += 1
+        done = userqueue.retry_release(job_id, user_id, now=now, broker=broker, settings=settings)
+        retried += done == "retried"
+        expired += done == "expired"
     return {"retried": retried, "expired": expired}

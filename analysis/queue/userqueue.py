@@ -1,9 +1,17 @@
-"""The per-user analysis queue: admit, start, release, complete, promote, cancel.
+"""The queue service: the one owner of an analysis job's lifecycle.
+
+Every change of a job's status is made here — admit, start, run, finish, promote, cancel,
+and the sweeps' transitions (resend, release retry, fail lost work). The Dramatiq
+middleware (actors/serialized.py) only adapts: it starts the jobs of the messages it is
+handed and passes on the :class:`~analysis.queue.jobs.Outcome` the work returned. The work
+itself (the pipeline, or a test's stand-in) is registered by name
+(:func:`register_work`) and returns an outcome; a later pipeline step that may end the job
+runs through :func:`settle`, which applies the outcome it returns in the step's transaction.
 
 Every admission and every promotion runs inside :func:`user_lock`, the one place that
 names the user's advisory lock. Within it, the database decides: the INSERT decides a new
-job's status, guarded UPDATEs decide transitions, a partial unique index makes two active
-first-pass jobs of one user impossible.
+job's status, guarded UPDATEs and the transitions the schema allows (schema/0016) decide
+changes, a partial unique index makes two active first-pass jobs of one user impossible.
 
 Messages are sent by actor name (``analyze``, ``promote``) on the broker passed in (or
 Dramatiq's global one), inside the caller's transaction: visible to workers on commit,
@@ -12,14 +20,13 @@ gone on rollback. The actors themselves live in ``actors/``.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
-import re
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
+from typing import NamedTuple
 
 import psycopg2.errors
 
@@ -36,13 +43,12 @@ from analysis.errors import (
     NotCancelable,
     PayloadTooLarge,
     QueueFull,
-    ReleaseDeferred,
     TransientReleaseError,
     UnknownDocument,
     UnknownJob,
     UnknownUser,
 )
-from analysis.queue.jobs import Admission, Job, JobStatus
+from analysis.queue.jobs import RELEASE_TIMEOUT, Admission, Job, JobStatus, Outcome
 from analysis.settings import QueueSettings
 
 logger = logging.getLogger(__name__)
@@ -55,16 +61,66 @@ ANALYZE_ACTOR = "analyze"
 PROMOTE_ACTOR = "promote"
 
 
-
-class Deferred:
-    """Returned by the work callable when the pipeline finishes the job later itself
-    (with :func:`complete_job`); the middleware then leaves the job running."""
-
-    def __repr__(self) -> str:
-        return "DEFERRED"
+# -- rows, as the named queries return them ---------------------------------------------
 
 
-DEFERRED = Deferred()
+class _AdmitRow(NamedTuple):
+    """``job_admit_one``: an earlier admission with the key, the facts checked, the new job."""
+
+    existing_id: int | None
+    existing_status: str | None
+    balance: int | None
+    active_jobs: int
+    budget_exhausted: bool
+    job_id: int | None
+    status: str | None
+
+
+class _DocumentRow(NamedTuple):
+    """``admission_documents_many``: one of the user's documents (id None: none of them)."""
+
+    id: int | None
+    kind: str | None
+    status: str | None
+    doi: str | None
+    delta_base_found: bool
+
+
+class _JobRow(NamedTuple):
+    """``job_get_one``."""
+
+    id: int
+    user_id: int
+    status: str
+    delta_of_job_id: int | None
+
+
+class _StartedRow(NamedTuple):
+    """``job_start_many``: a job now running, and its held run's status."""
+
+    id: int
+    user_id: int
+    thesis_id: int
+    delta_of_job_id: int | None
+    options: dict | None
+    held_status: str
+    message_id: str
+
+
+class _FinishedRow(NamedTuple):
+    """``job_finish_many``: a job that ended (kind ``finished``) or was promoted (``promoted``)."""
+
+    kind: str
+    job_id: int
+    user_id: int
+    message_id: str | None
+
+
+class DeferredRelease(NamedTuple):
+    """``held_run_defer_one``: the held run's failed attempts so far, and its next one."""
+
+    attempts: int
+    next_attempt_at: datetime
 
 
 # -- the lock ---------------------------------------------------------------------------
@@ -150,16 +206,17 @@ def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id:
         # The lock and the statement that decides go in one round trip: the lock is held
         # from its grant to the commit, and that window is what concurrent admits of one
         # user queue behind.
-        (existing_id, existing_status, balance, active_jobs, budget_exhausted, job_id, status) = db.one_after(
+        admitted = _AdmitRow(*db.one_after(
             cur, user_lock_text(cur, user_id), "job_admit_one", user_id=user_id, thesis_id=thesis_id,
             delta_of_job_id=delta_of_job_id, cost=settings.job_cost, message_id=message_id, idempotency_key=idempotency_key,
             options=encoded, document_ids=[thesis_id, *dict.fromkeys(source_ids)], checked=refusal is None,
             max_active_jobs=settings.max_active_jobs, provider=settings.judge_provider,
-        )
-        if existing_id is not None:
-            return Admission(job_id=existing_id, status=JobStatus(existing_status), created=False)
+        ))
+        job_id, status = admitted.job_id, admitted.status
+        if admitted.existing_id is not None:
+            return Admission(job_id=admitted.existing_id, status=JobStatus(admitted.existing_status), created=False)
         if job_id is None:
-            raise _refusal(user_id, delta_of_job_id, balance, active_jobs, budget_exhausted, refusal, settings)
+            raise _refusal(user_id, delta_of_job_id, admitted, refusal, settings)
         credits.charge_at_commit(broker, cur, user_id, job_id, settings.job_cost)
         if status == JobStatus.PENDING:
             messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
@@ -168,18 +225,17 @@ def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id:
     return Admission(job_id=job_id, status=JobStatus(status), created=True)
 
 
-def _refusal(user_id, delta_of_job_id, balance, active_jobs, budget_exhausted, refusal,
-             settings: QueueSettings) -> Exception:
+def _refusal(user_id, delta_of_job_id, facts: _AdmitRow, refusal, settings: QueueSettings) -> Exception:
     """The first check that refused an admission, in the order the checks are documented."""
-    if balance is None:
+    if facts.balance is None:
         return UnknownUser(user_id=user_id)
-    if balance < settings.job_cost:
-        return InsufficientCredits(balance=balance, cost=settings.job_cost)
+    if facts.balance < settings.job_cost:
+        return InsufficientCredits(balance=facts.balance, cost=settings.job_cost)
     if refusal is not None:
         return refusal
-    if delta_of_job_id is None and active_jobs >= settings.max_active_jobs:
-        return QueueFull(active=active_jobs, limit=settings.max_active_jobs)
-    if budget_exhausted:
+    if delta_of_job_id is None and facts.active_jobs >= settings.max_active_jobs:
+        return QueueFull(active=facts.active_jobs, limit=settings.max_active_jobs)
+    if facts.budget_exhausted:
         return BudgetExhausted(provider=settings.judge_provider)
     raise AssertionError("job_admit_one inserted no job, yet every check passed")
 
@@ -190,20 +246,20 @@ def _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id) -> Ex
     Runs before the user's lock: documents and jobs of a user change only through their
     own uploads and admissions, not under a running admission's feet.
     """
-    rows = db.many(cur, "admission_documents_many", user_id=user_id, delta_of_job_id=delta_of_job_id,
-                   ids=[thesis_id, *source_ids])
-    if not rows[0][4]:
+    rows = [_DocumentRow(*r) for r in db.many(cur, "admission_documents_many", user_id=user_id,
+                                              delta_of_job_id=delta_of_job_id, ids=[thesis_id, *source_ids])]
+    if not rows[0].delta_base_found:
         return UnknownJob(job_id=delta_of_job_id)
-    found = {r[0]: r[1:4] for r in rows if r[0] is not None}
+    found = {r.id: r for r in rows if r.id is not None}
     expected = [(thesis_id, "thesis"), *((s, "source") for s in source_ids)]
     for doc_id, kind in expected:
-        if doc_id not in found or found[doc_id][0] != kind:
+        if doc_id not in found or found[doc_id].kind != kind:
             return UnknownDocument(f"document {doc_id} is not a {kind} of this user", document_id=doc_id)
     for doc_id, _ in expected:
-        if found[doc_id][1] != "parsed":
-            return DocumentNotReady(document_id=doc_id, status=found[doc_id][1])
+        if found[doc_id].status != "parsed":
+            return DocumentNotReady(document_id=doc_id, status=found[doc_id].status)
     for doc_id in source_ids:
-        doi = found[doc_id][2]
+        doi = found[doc_id].doi
         if doi is not None and not inputs.DOI_PATTERN.match(doi):
             return InvalidDoi(f"source {doc_id} has a malformed DOI: {doi!r}", document_id=doc_id, doi=doi)
     return None
@@ -218,10 +274,11 @@ def _promote_next(cur, broker, user_id: int, via: str) -> int | None:
     row = db.one(cur, "job_promote_next_one", user_id=user_id, message_id=message_id, via=via)
     if row is None:
         return None
-    messages.send(broker, ANALYZE_ACTOR, args=(row[0],), message_id=message_id)
-    logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": row[0], "user_id": user_id,
+    (job_id,) = row
+    messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+    logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": job_id, "user_id": user_id,
                                             "via": via})
-    return row[0]
+    return job_id
 
 
 def _send_all(broker, jobs: Sequence[tuple[int, str]]) -> None:
@@ -258,62 +315,75 @@ def start_jobs(starts: Sequence[tuple[int, str]], *, broker=None,
     """:func:`start_job` for many (job id, message id) pairs in one statement, in order."""
     settings = settings or QueueSettings.from_env()
     ordered = sorted(starts)  # rows are locked in id order: two batches cannot deadlock
-    rows = db.many_on(messages.broker_or_global(broker), "job_start_many", job_ids=[s[0] for s in ordered],
-                      message_ids=[s[1] for s in ordered], release=not settings.release_check)
-    by_message = {(row[0], row[6]): row for row in rows}
+    rows = [_StartedRow(*r) for r in db.many_on(
+        messages.broker_or_global(broker), "job_start_many", job_ids=[s[0] for s in ordered],
+        message_ids=[s[1] for s in ordered], release=not settings.release_check)]
+    by_message = {(row.id, row.message_id): row for row in rows}
     started: list[tuple[Job, str] | None] = []
     for job_id, message_id in starts:
         row = by_message.pop((job_id, message_id), None)  # a message twice in one batch starts once
         if row is None:
             started.append(None)
             continue
-        started.append((Job(id=row[0], user_id=row[1], thesis_id=row[2], delta_of_job_id=row[3],
-                            options=row[4] or {}), row[5]))
+        started.append((Job(id=row.id, user_id=row.user_id, thesis_id=row.thesis_id,
+                            delta_of_job_id=row.delta_of_job_id, options=row.options or {}), row.held_status))
     if rows:
         # One record per batch: a busy worker starts many jobs per statement.
-        logger.info("analyses started", extra={"action": "jobs_started", "job_ids": [r[0] for r in rows],
-                                               "user_ids": [r[1] for r in rows]})
+        logger.info("analyses started", extra={"action": "jobs_started", "job_ids": [r.id for r in rows],
+                                               "user_ids": [r.user_id for r in rows]})
     return started
 
 
-def run_job(job: Job, held_status: str, *, broker=None, settings: QueueSettings | None = None):
-    """Release the job's held run (once) and do its work; the work's result.
+def run_job(job: Job, held_status: str, *, broker=None, settings: QueueSettings | None = None) -> Outcome:
+    """Release the job's held run (once) and do its work: the outcome, for :func:`complete_jobs`.
 
-    Raises :class:`ReleaseDeferred` when the release failed transiently (the
-    release-retry sweeper tries again) or the held run is no longer releasable.
+    The outcome is ``deferred`` (the job stays running) when the release failed
+    transiently (the release-retry sweeper tries again) or the held run is no longer
+    releasable; the work's own outcome otherwise (a work that returns None succeeded).
     """
     broker = messages.broker_or_global(broker)
     settings = settings or QueueSettings.from_env()
     if held_status == "held":
-        _release(job, broker, settings)
+        if not _release(job, broker, settings):
+            return Outcome.deferred()
     elif held_status != "released":
-        raise ReleaseDeferred(f"held run is {held_status}", job_id=job.id)
-    return plugin(settings.analyze_work, simulated_work)(job, settings)
+        logger.info("held run not releasable", extra={"action": "release_skipped", "job_id": job.id,
+                                                      "held_status": held_status})
+        return Outcome.deferred()
+    return _registered(WORKLOADS, "work", settings.analyze_work)(job, settings) or Outcome.succeeded()
 
 
-def _release(job: Job, broker, settings: QueueSettings) -> None:
-    check = plugin(settings.release_check, _provider_always_available)
-    try:
-        check(job)
-    except TransientReleaseError as exc:
-        defer_release(job.id, str(exc), broker=broker, settings=settings)
-        raise ReleaseDeferred(str(exc), job_id=job.id) from exc
+def _release(job: Job, broker, settings: QueueSettings) -> bool:
+    """Check the provider and release the held run; False when it must wait (deferred)."""
+    if settings.release_check:
+        try:
+            _registered(RELEASE_CHECKS, "release check", settings.release_check)(job)
+        except TransientReleaseError as exc:
+            defer_release(job.id, str(exc), broker=broker, settings=settings)
+            return False
     if db.one_on(broker, "held_run_release_one", job_id=job.id) is None:
-        raise ReleaseDeferred("held run expired or was canceled meanwhile", job_id=job.id)
+        logger.info("held run expired or was canceled meanwhile", extra={"action": "release_skipped",
+                                                                        "job_id": job.id})
+        return False
+    return True
 
 
-def defer_release(job_id: int, error: str, *, now=None, broker=None, settings: QueueSettings | None = None):
-    """Record a failed release and schedule its retry; (attempts, next attempt at) or None."""
+def defer_release(job_id: int, error: str, *, now=None, broker=None,
+                  settings: QueueSettings | None = None) -> DeferredRelease | None:
+    """Record a failed release and schedule its retry; None when the run is no longer held."""
     settings = settings or QueueSettings.from_env()
     row = db.one_on(
         messages.broker_or_global(broker), "held_run_defer_one", job_id=job_id, error=error[:500], now=now,
         window_seconds=settings.release_window_seconds, backoff_base=settings.release_backoff_base,
         backoff_cap=settings.release_backoff_cap,
     )
-    if row is not None:
-        logger.warning("held run release deferred", extra={"action": "release_deferred", "job_id": job_id,
-                                                           "attempts": row[0], "next_attempt_at": str(row[1])})
-    return row
+    if row is None:
+        return None
+    deferred = DeferredRelease(*row)
+    logger.warning("held run release deferred", extra={"action": "release_deferred", "job_id": job_id,
+                                                       "attempts": deferred.attempts,
+                                                       "next_attempt_at": str(deferred.next_attempt_at)})
+    return deferred
 
 
 @dataclass(frozen=True)
@@ -325,21 +395,28 @@ class Completion:
     outcome: JobStatus
     reason: str | None = None
 
+    @classmethod
+    def of(cls, job: Job, outcome: Outcome) -> Completion:
+        """The completion that applies an outcome that ends the job."""
+        if not outcome.ends_job:
+            raise ValueError("a deferred outcome does not complete the job")
+        return cls(job.id, job.user_id, outcome.status, outcome.reason)
+
 
 def complete_job(job_id: int, outcome: JobStatus | str, *, reason: str | None = None,
                  user_id: int | None = None, broker=None) -> bool:
     """Finish a running job and, for a first-pass job, promote the user's next one — in one
     transaction under the user's lock. A failed job's credit is refunded (once).
 
-    This is the hook the pipeline calls when it finishes a job itself. Returns False when
-    the job was not running (finished already): completing twice is harmless.
+    Returns False when the job was not running (finished already): completing twice is
+    harmless.
     """
     broker = messages.broker_or_global(broker)
     if user_id is None:
         row = db.one_on(broker, "job_get_one", job_id=job_id, user_id=None)
         if row is None:
             raise UnknownJob(job_id=job_id)
-        user_id = row[1]
+        user_id = _JobRow(*row).user_id
     return complete_jobs([Completion(job_id, user_id, JobStatus(outcome), reason)], broker=broker)[0]
 
 
@@ -352,32 +429,47 @@ def complete_jobs(completions: Sequence[Completion], *, broker=None) -> list[boo
     """
     broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
-        return finish_many_locked(cur, broker, completions,
-                                  lock=locks.xact_lock_many_text(cur, LOCK_SCOPE, [c.user_id for c in completions]))
+        return _finish_many_locked(cur, broker, completions,
+                                   lock=locks.xact_lock_many_text(cur, LOCK_SCOPE, [c.user_id for c in completions]))
 
 
-def finish_locked(cur, broker, job_id: int, user_id: int, outcome: JobStatus, reason: str | None) -> bool:
-    """:func:`complete_job` inside a transaction that already holds the user's lock."""
-    return finish_many_locked(cur, broker, [Completion(job_id, user_id, outcome, reason)])[0]
+#: A pipeline step that may end its job, run by :func:`settle` inside its transaction
+#: (a cursor); what it returns: an outcome, or None for "the job goes on".
+Step = Callable[[object], "Outcome | None"]
 
 
-def finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock: bytes | None = None) -> list[bool]:
+def settle(job_id: int, user_id: int, step: Step, *, broker=None) -> Outcome | None:
+    """Run a step that may end a running job — the judge recording the last verdict, a
+    judge failing the job — and apply the outcome it returns, in one transaction under
+    the user's lock (taken first, as :func:`complete_jobs` takes it: no lock-order
+    deadlock). The step's outcome, or None when the job goes on or had ended already."""
+    broker = messages.broker_or_global(broker)
+    with broker.transaction() as cur:
+        user_lock(cur, user_id)
+        outcome = step(cur)
+        if outcome is None or not outcome.ends_job:
+            return outcome
+        ended = _finish_many_locked(cur, broker, [Completion(job_id, user_id, outcome.status, outcome.reason)])[0]
+    return outcome if ended else None
+
+
+def _finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock: bytes | None = None) -> list[bool]:
     """:func:`complete_jobs` inside a transaction that already holds the users' locks (or
     takes them with ``lock``, in the same round trip as the finishing statement)."""
     for c in completions:
         if c.outcome not in (JobStatus.SUCCEEDED, JobStatus.FAILED):
             raise ValueError(f"a running job ends succeeded or failed, not {c.outcome.value}")
     reasons = [c.reason or ("failed" if c.outcome is JobStatus.FAILED else None) for c in completions]
-    rows = db.many_after(cur, lock, "job_finish_many", job_ids=[c.job_id for c in completions],
-                   user_ids=[c.user_id for c in completions], outcomes=[c.outcome.value for c in completions],
-                   reasons=reasons)
-    finished = {row[1] for row in rows if row[0] == "finished"}
-    promoted = [(row[1], row[2], row[3]) for row in rows if row[0] == "promoted"]
+    rows = [_FinishedRow(*r) for r in db.many_after(
+        cur, lock, "job_finish_many", job_ids=[c.job_id for c in completions],
+        user_ids=[c.user_id for c in completions], outcomes=[c.outcome.value for c in completions], reasons=reasons)]
+    finished = {row.job_id for row in rows if row.kind == "finished"}
+    promoted = [row for row in rows if row.kind == "promoted"]
     for c in completions:
         if c.job_id in finished and c.outcome is JobStatus.FAILED:
             credits.refund(cur, c.job_id)
     if promoted:
-        _send_all(broker, [(job_id, message_id) for job_id, _, message_id in promoted])
+        _send_all(broker, [(row.job_id, row.message_id) for row in promoted])
     # One record per batch and kind (a busy worker finishes many jobs per transaction).
     for outcome in (JobStatus.SUCCEEDED, JobStatus.FAILED):
         ended = [(c, r) for c, r in zip(completions, reasons) if c.outcome is outcome and c.job_id in finished]
@@ -387,8 +479,8 @@ def finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock: 
                 "user_ids": [c.user_id for c, _ in ended], "reasons": [r for _, r in ended]})
     if promoted:
         logger.info("analyses promoted", extra={"action": "jobs_promoted", "via": "completion",
-                                                "job_ids": [p[0] for p in promoted],
-                                                "user_ids": [p[1] for p in promoted]})
+                                                "job_ids": [p.job_id for p in promoted],
+                                                "user_ids": [p.user_id for p in promoted]})
     answers, seen = [], set()
     for c in completions:
         answers.append(c.job_id in finished and c.job_id not in seen)  # a job twice in one batch ends once
@@ -403,34 +495,86 @@ def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
         row = db.one(cur, "job_get_one", job_id=job_id, user_id=user_id)
         if row is None:
             raise UnknownJob(job_id=job_id)
-        user_lock(cur, row[1])
+        job = _JobRow(*row)
+        user_lock(cur, job.user_id)
         if db.one(cur, "job_cancel_one", job_id=job_id) is None:
-            raise NotCancelable(job_id=job_id, status=row[2])
+            raise NotCancelable(job_id=job_id, status=job.status)
         credits.refund(cur, job_id)
-        _promote_next(cur, broker, row[1], via="cancel")
-    logger.info("analysis canceled", extra={"action": "job_canceled", "job_id": job_id, "user_id": row[1]})
+        _promote_next(cur, broker, job.user_id, via="cancel")
+    logger.info("analysis canceled", extra={"action": "job_canceled", "job_id": job_id, "user_id": job.user_id})
 
 
-# -- pluggable work and release check -----------------------------------------------------------
-
-_plugins: dict[str, Callable] = {}
+# -- the sweeps' transitions -----------------------------------------------------------------
 
 
-def plugin(spec: str, default: Callable) -> Callable:
-    """The callable named ``module:function`` (imported once), or ``default`` for an empty spec."""
-    if not spec:
-        return default
-    if spec not in _plugins:
-        module, _, name = spec.partition(":")
-        _plugins[spec] = getattr(importlib.import_module(module), name)
-    return _plugins[spec]
+def resend(job_id: int, old_message_id: str, *, broker=None) -> bool:
+    """Give a pending job whose message was lost a new one (guarded on the old message id,
+    so two sweepers never both re-send) and send it; whether this call re-sent it."""
+    broker = messages.broker_or_global(broker)
+    with broker.transaction() as cur:
+        message_id = messages.new_message_id()
+        if db.one(cur, "job_resend_one", job_id=job_id, message_id=message_id,
+                  old_message_id=old_message_id) is None:
+            return False
+        messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+    return True
 
 
-def simulated_work(job: Job, settings: QueueSettings) -> None:
-    """A stand-in analysis (demos, queue benchmarks): sleeps ``analyze_seconds``."""
-    if settings.analyze_seconds:
-        time.sleep(settings.analyze_seconds)
+def retry_release(job_id: int, user_id: int, *, now=None, broker=None,
+                  settings: QueueSettings | None = None) -> str | None:
+    """A due held-run release: ``expired`` (its window is over: the job fails with
+    ``release_timeout``, refunded, and the user's queue moves on), ``retried`` (a new
+    analyze message tries the release again), or None (another sweep took it)."""
+    broker = messages.broker_or_global(broker)
+    settings = settings or QueueSettings.from_env()
+    with broker.transaction() as cur:
+        user_lock(cur, user_id)
+        message_id = messages.new_message_id()
+        row = db.one(cur, "held_run_claim_retry_one", job_id=job_id, now=now, message_id=message_id,
+                     redispatch_seconds=settings.release_redispatch_seconds)
+        if row is None:
+            return None  # another sweep took it, or the job moved on
+        (expire,) = row
+        if expire:
+            ended = _finish_many_locked(cur, broker, [Completion(job_id, user_id, JobStatus.FAILED, RELEASE_TIMEOUT)])
+            return "expired" if ended[0] else None
+        messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+        return "retried"
 
 
-def _provider_always_available(job: Job) -> None:
-    """The offline judge needs no provider: releasing never has to wait."""
+# -- registered work and release checks ---------------------------------------------------------
+
+#: What a job's work is: it gets the job and the queue settings and returns an outcome
+#: (None: succeeded); an exception fails the job.
+Work = Callable[[Job, QueueSettings], "Outcome | None"]
+#: Checks the judge provider before a held run is released; raises
+#: :class:`~analysis.errors.TransientReleaseError` while it is unavailable.
+ReleaseCheck = Callable[[Job], None]
+
+#: Work by name; ``CITEQ_ANALYZE_WORK`` chooses one. The actors register the pipeline
+#: (``pipeline``); tests and benchmarks register their stand-ins in a module the worker
+#: loads next to the actors (``dramatiq actors tests.e2e.hooks``).
+WORKLOADS: dict[str, Work] = {}
+#: Release checks by name; ``CITEQ_RELEASE_CHECK`` chooses one (empty: no check, the
+#: offline judge needs no provider).
+RELEASE_CHECKS: dict[str, ReleaseCheck] = {}
+
+
+def register_work(name: str, work: Work) -> Work:
+    """Make ``work`` the job work named ``name`` in this process (``CITEQ_ANALYZE_WORK``)."""
+    WORKLOADS[name] = work
+    return work
+
+
+def register_release_check(name: str, check: ReleaseCheck) -> ReleaseCheck:
+    """Make ``check`` the release check named ``name`` in this process (``CITEQ_RELEASE_CHECK``)."""
+    RELEASE_CHECKS[name] = check
+    return check
+
+
+def _registered(registry: dict[str, Callable], kind: str, name: str) -> Callable:
+    try:
+        return registry[name]
+    except KeyError:
+        raise LookupError(f"no {kind} is registered as {name!r} in this process (registered: "
+                          f"{', '.join(sorted(registry)) or 'none'})") from None

@@ -21,8 +21,7 @@ BIN = Path(sys.executable).parent
 class Processes:
     def __init__(self, db: str, tmp_path: Path) -> None:
         self.env = dict(os.environ, DATABASE_URL=db, CITEQ_LEASE_SECONDS="2", CITEQ_POLL_INTERVAL="0.2",
-                        CITEQ_ANALYZE_WORK="tests.e2e.hooks:work",
-                        CITEQ_RELEASE_CHECK="tests.e2e.hooks:release_check",
+                        CITEQ_ANALYZE_WORK=hooks.WORK, CITEQ_RELEASE_CHECK=hooks.RELEASE_CHECK,
                         PYTHONUNBUFFERED="1")
         self.tmp_path = tmp_path
         self.started: list[tuple[subprocess.Popen, Path]] = []
@@ -35,7 +34,9 @@ class Processes:
         return proc
 
     def worker(self) -> subprocess.Popen:
-        return self._start("dramatiq", "actors", "--processes", "1", "--threads", "4", "--path", ".")
+        # tests.e2e.hooks registers the test's work, release check and judge in the worker.
+        return self._start("dramatiq", "actors", "tests.e2e.hooks", "--processes", "1", "--threads", "4",
+                           "--path", ".")
 
     def scheduler(self) -> subprocess.Popen:
         return self._start("periodiq", "actors", "--path", ".")

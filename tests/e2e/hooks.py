@@ -1,10 +1,12 @@
-"""Pluggable work and release check for the queue tests, steered through the database so
-that worker processes of the end-to-end tests obey the test too.
+"""Work and release check for the queue tests, steered through the database so that
+worker processes of the end-to-end tests obey the test too. Importing this module
+registers them with the queue service (a worker loads it next to the actors:
+``dramatiq actors tests.e2e.hooks``); the environment chooses them by name:
 
-    CITEQ_ANALYZE_WORK=tests.e2e.hooks:work
-    CITEQ_RELEASE_CHECK=tests.e2e.hooks:release_check
+    CITEQ_ANALYZE_WORK=hooks
+    CITEQ_RELEASE_CHECK=hooks
 
-``held_judge`` (``CITEQ_JUDGE_FACTORY=tests.e2e.hooks:held_judge``) is the offline judge,
+``held_judge`` (registered as ``CITEQ_JUDGE_FACTORY=held``) is the offline judge,
 except that while the flag ``hold_judges`` is set, every call after the first two waits
 for the flag to go away: the end-to-end tests kill a worker with judges in hand.
 
@@ -21,7 +23,12 @@ import time
 import psycopg2
 
 from analysis.errors import TransientReleaseError
-from analysis.pipeline.judges import OfflineJudge
+from analysis.pipeline.judges import OfflineJudge, register_judge_factory
+from analysis.queue import userqueue
+
+#: The names this module registers its work, release check and judge under.
+WORK = RELEASE_CHECK = "hooks"
+HELD_JUDGE = "held"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS test_flags (name text PRIMARY KEY);
@@ -108,3 +115,8 @@ def _judged(cur) -> int:
 
 def held_judge() -> OfflineJudge:
     return _HeldJudge()
+
+
+userqueue.register_work(WORK, work)
+userqueue.register_release_check(RELEASE_CHECK, release_check)
+register_judge_factory(HELD_JUDGE, held_judge)

@@ -84,7 +84,7 @@ def text_of(browser, selector: str) -> str | None:
 
 def test_a_queued_job_moves_to_running_when_its_predecessor_finishes(server, browser, queue_broker, conn,
                                                                      monkeypatch):
-    monkeypatch.setenv("CITEQ_ANALYZE_WORK", "tests.e2e.hooks:work")
+    monkeypatch.setenv("CITEQ_ANALYZE_WORK", hooks.WORK)
     hooks.install(conn)
     user = accounts.create(queue_broker, "dana", credits=5)
     token = accounts.mint_token(queue_broker, user)

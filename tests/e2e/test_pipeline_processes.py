@@ -27,7 +27,7 @@ EXPECTED = {k: v for k, v in json.loads((SAMPLES / "expected.json").read_text())
 def pipeline_processes(processes):
     """Worker processes running the real pipeline, with the offline judge behind a test hold."""
     processes.env.pop("CITEQ_ANALYZE_WORK")
-    processes.env["CITEQ_JUDGE_FACTORY"] = "tests.e2e.hooks:held_judge"
+    processes.env["CITEQ_JUDGE_FACTORY"] = hooks.HELD_JUDGE
     return processes
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from analysis.pipeline import analyze as pipeline
 from analysis.queue import userqueue
+from analysis.queue.jobs import Outcome
 from analysis.surface import accounts
 from tests.conftest import query, wait_for
 from tests.e2e.test_dashboard import browser, server  # noqa: F401 - fixtures (skips without Chromium)
@@ -95,7 +96,7 @@ def test_a_running_jobs_report_gains_rows_and_verdicts_without_a_reload(server, 
     assert shown_rows(browser) == []
 
     # The worker's analyze step, as a worker runs it: the citations are committed, the page shows them.
-    assert userqueue.run_job(job, held, broker=queue_broker) is userqueue.DEFERRED
+    assert userqueue.run_job(job, held, broker=queue_broker) == Outcome.deferred()
     total = query(conn, "SELECT count(*) FROM job_citations WHERE job_id = %s", job.id)[0][0]
     wait_for(lambda: len(shown_rows(browser)) == total, message="extracted citations appear")
     unjudged = [o for (o,) in query(conn, "SELECT ordinal FROM job_citations WHERE job_id = %s AND verdict IS NULL "
@@ -105,7 +106,7 @@ def test_a_running_jobs_report_gains_rows_and_verdicts_without_a_reload(server, 
 
     # Each verdict committed by the pipeline's own judge step appears on the open page.
     for ordinal in unjudged:
-        pipeline.judge_citation(job.id, ordinal, broker=queue_broker)
+        pipeline.judge_citation(job.id, ordinal, settle=userqueue.settle, broker=queue_broker)
         verdict = query(conn, "SELECT verdict::text FROM job_citations WHERE job_id = %s AND ordinal = %s",
                         job.id, ordinal)[0][0]
         wait_for(lambda: js(browser, f"return document.getElementById('cit-{ordinal + 1}')?.dataset.verdict") == verdict,

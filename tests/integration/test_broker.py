@@ -20,10 +20,10 @@ from broker.consumer import LeasedMessage
 from tests.conftest import query, wait_for
 
 
-def stop_heartbeat(b):
+def stop_lease_keeper(b):
     """Make a broker's process look dead to the others: no more heartbeats or reaping."""
-    b._heartbeat.stop()
-    b._heartbeat.join(10)
+    b._lease_keeper.stop()
+    b._lease_keeper.join(10)
 
 
 def states(conn):
@@ -255,7 +255,7 @@ def test_late_ack_of_a_redelivered_message_is_rejected(broker, conn):
     zombie = broker.consume("default", prefetch=1, timeout=100)
     [stale] = [next(zombie)]
     assert isinstance(stale, LeasedMessage)
-    stop_heartbeat(broker)
+    stop_lease_keeper(broker)
     # The zombie stops heartbeating: its lease runs out and the reaper re-queues the message.
     query(conn, "UPDATE citeq_messages SET lease_expires_at = now() - interval '1 second'")
     assert [r[1] for r in broker.reap()] == ["queued"]
@@ -288,7 +288,7 @@ def test_expired_leases_dead_letter_after_max_deliveries(db, conn):
         process = PostgresBroker(url=db)  # each delivery goes to a new process that then dies
         process.actors, process.queues = b.actors, b.queues
         assert next(process.consume("default", prefetch=1, timeout=50)) is not None
-        stop_heartbeat(process)
+        stop_lease_keeper(process)
         query(conn, "UPDATE citeq_messages SET lease_expires_at = now() - interval '1 second' WHERE state='running'")
         assert [r[1] for r in b.reap()] == [expected]
         process.close()
@@ -306,9 +306,9 @@ def test_heartbeat_extends_the_leases_of_held_messages(broker, conn):
     c = broker.consume("default", prefetch=1, timeout=50)
     assert next(c) is not None
     query(conn, "UPDATE citeq_messages SET lease_expires_at = now() + interval '1 second'")
-    stop_heartbeat(broker)  # its own beats would lock the rows this one extends (and skips)
+    stop_lease_keeper(broker)  # its own beats would lock the rows this one extends (and skips)
 
-    broker._heartbeat.beat()
+    broker._lease_keeper.renew()
 
     left = query(conn, "SELECT extract(epoch FROM lease_expires_at - now()) FROM citeq_messages")[0][0]
     assert left > 4  # the broker fixture's lease is 5 s
@@ -326,7 +326,7 @@ def test_a_claim_whose_answer_was_lost_is_not_kept_alive_by_the_heartbeat(broker
 
     job.send()
     consumer = broker.consume("default", prefetch=1, timeout=50)
-    stop_heartbeat(broker)  # its beats are called by the test below
+    stop_lease_keeper(broker)  # its beats are called by the test below
     execute = broker.execute
 
     def answer_lost(name, **params):
@@ -343,7 +343,7 @@ def test_a_claim_whose_answer_was_lost_is_not_kept_alive_by_the_heartbeat(broker
     assert query(conn, "SELECT worker_id FROM citeq_messages")[0][0] == broker.worker_id
     query(conn, "UPDATE citeq_messages SET lease_expires_at = now() + interval '1 second'")
 
-    broker._heartbeat.beat()
+    broker._lease_keeper.renew()
 
     later = query(conn, "SELECT now() + interval '2 seconds'")[0][0]  # within a lease of the beat
     assert [r[1] for r in broker.reap(now=later)] == ["queued"]
@@ -367,7 +367,7 @@ def test_a_requeue_that_failed_leaves_the_leases_to_run_out(broker, conn, monkey
 
     job.send()
     consumer = broker.consume("default", prefetch=1, timeout=50)
-    stop_heartbeat(broker)
+    stop_lease_keeper(broker)
     held = next(consumer)
 
     def database_away(rows):
@@ -380,7 +380,7 @@ def test_a_requeue_that_failed_leaves_the_leases_to_run_out(broker, conn, monkey
 
     assert broker.queue_state("default").outstanding == 0  # its prefetch room is free again
     query(conn, "UPDATE citeq_messages SET lease_expires_at = now() + interval '1 second'")
-    broker._heartbeat.beat()
+    broker._lease_keeper.renew()
     later = query(conn, "SELECT now() + interval '2 seconds'")[0][0]
     assert [r[1] for r in broker.reap(now=later)] == ["queued"]
 

@@ -370,7 +370,7 @@ def test_a_stopping_process_removes_its_row_and_reports_its_connections(broker, 
     w = dramatiq.Worker(broker, worker_threads=2, worker_timeout=100)
     w.start()
     wait_for(lambda: broker.consumed_queues == ["default"], timeout=10, message="the worker consuming")
-    broker._heartbeat.beat()
+    broker._lease_keeper.renew()
     [me] = admin.workers(broker)
     assert me.worker_id == broker.worker_id and 1 <= me.connections <= broker.settings.pool_size + 1
     w.stop()

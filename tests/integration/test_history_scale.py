@@ -50,8 +50,10 @@ def history(pg_server):
         INSERT INTO citeq_messages (message_id, queue_name, actor_name, state, payload, finished_at)
         SELECT 'old-' || g, 'analysis', 'analyze', 'done', '\\x7b7d', now() FROM generate_series(1, %s) g""",
           HISTORY)
+    # The insert above wrote each job's 'admitted' event (the trigger); the rest of its history:
     query(conn, "INSERT INTO analysis_job_events (job_id, user_id, event) "
-                "SELECT id, user_id, e FROM analysis_jobs, unnest(ARRAY['admitted', 'started', 'succeeded']) e")
+                "SELECT id, user_id, e::analysis_job_event_kind FROM analysis_jobs, "
+                "unnest(ARRAY['started', 'succeeded']) e")
     query(conn, "INSERT INTO credit_ledger (user_id, job_id, kind, amount) "
                 "SELECT user_id, id, 'charge', -1 FROM analysis_jobs")
     query(conn, "INSERT INTO credit_ledger (user_id, job_id, kind, amount) "

@@ -22,8 +22,8 @@ from tests.integration.conftest import balance, given_user, running_worker, stat
 def hooked(conn, monkeypatch):
     """Work and release check steered through the database (tests/e2e/hooks.py)."""
     hooks.install(conn)
-    monkeypatch.setenv("CITEQ_ANALYZE_WORK", "tests.e2e.hooks:work")
-    monkeypatch.setenv("CITEQ_RELEASE_CHECK", "tests.e2e.hooks:release_check")
+    monkeypatch.setenv("CITEQ_ANALYZE_WORK", hooks.WORK)
+    monkeypatch.setenv("CITEQ_RELEASE_CHECK", hooks.RELEASE_CHECK)
     return conn
 
 

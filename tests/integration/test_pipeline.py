@@ -37,7 +37,7 @@ def judge_all(conn, job_id: int, broker) -> None:
     """Judge every unjudged citation of the job in this thread (no worker needed)."""
     for (ordinal,) in query(conn, "SELECT ordinal FROM job_citations WHERE job_id = %s AND verdict IS NULL "
                                   "ORDER BY ordinal", job_id):
-        pipeline.judge_citation(job_id, ordinal, broker=broker)
+        pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=broker)
 
 
 def start_analysis(conn, broker, user_id, thesis_id, source_ids, **admit_options) -> int:
@@ -46,8 +46,8 @@ def start_analysis(conn, broker, user_id, thesis_id, source_ids, **admit_options
     message_id = query(conn, "SELECT message_id FROM analysis_jobs WHERE id = %s", admission.job_id)[0][0]
     job, held = userqueue.start_job(admission.job_id, message_id, broker=broker)
     outcome = userqueue.run_job(job, held, broker=broker)
-    if outcome is not userqueue.DEFERRED:
-        userqueue.complete_job(job.id, "succeeded", broker=broker)
+    if outcome.ends_job:  # applied as the worker's middleware would
+        userqueue.complete_jobs([userqueue.Completion.of(job, outcome)], broker=broker)
     return admission.job_id
 
 
@@ -264,7 +264,7 @@ def test_duplicate_deliveries_judge_once_and_complete_the_job_exactly_once(queue
 
     def deliver(ordinal):
         barrier.wait()
-        outcomes.append(pipeline.judge_citation(job_id, ordinal, broker=queue_broker))
+        outcomes.append(pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=queue_broker))
 
     threads = [threading.Thread(target=deliver, args=(o,)) for o in ordinals for _ in range(3)]
     for t in threads:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from analysis.pipeline import budget, analyze as pipeline
 from analysis.pipeline.judges import OpenAIJudge
+from analysis.queue import userqueue
 from analysis.settings import PipelineSettings
 from tests.conftest import query
 from tests.fakes.openai_server import FakeChatServer
@@ -67,7 +68,8 @@ def test_a_judge_finding_every_slot_taken_hands_its_citation_to_a_later_message(
 
     with FakeChatServer() as server, elsewhere.hold(wait_seconds=0):
         judge = OpenAIJudge(base_url=server.base_url, model="m")
-        outcome = pipeline.judge_citation(job_id, ordinal, broker=queue_broker, judge=judge, settings=settings)
+        outcome = pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=queue_broker, judge=judge,
+                                          settings=settings)
 
     assert outcome == "waiting" and server.request_count == 0
     new_message, now_dispatches = query(conn, "SELECT message_id, dispatches FROM job_citations "

@@ -13,7 +13,7 @@ from analysis import errors
 from analysis.pipeline import budget
 from analysis.pipeline.uploads import ParseItemStatus, ParseJobStatus
 from analysis.queue import userqueue
-from analysis.queue.jobs import HeldRunStatus, JobStatus
+from analysis.queue.jobs import HELD_RUN_TRANSITIONS, TRANSITIONS, HeldRunStatus, JobEvent, JobStatus
 from analysis.settings import QueueSettings
 from tests.conftest import query
 from tests.integration.conftest import add_documents, balance, given_user, open_account, statuses
@@ -250,6 +250,7 @@ def _lock_scope_line() -> int:
 
 @pytest.mark.parametrize("enum_type, members", [
     ("analysis_job_status", JobStatus),
+    ("analysis_job_event_kind", JobEvent),
     ("held_run_status", HeldRunStatus),
     ("parse_job_status", ParseJobStatus),
     ("parse_item_status", ParseItemStatus),
@@ -259,3 +260,46 @@ def test_each_state_enum_in_python_is_the_one_in_sql(conn, enum_type, members):
     (labels,), = query(conn, "SELECT array_agg(enumlabel::text ORDER BY enumsortorder) FROM pg_enum "
                              "WHERE enumtypid = %s::regtype", enum_type)
     assert [m.value for m in members] == labels
+
+
+def test_the_transitions_in_python_are_the_ones_in_sql(conn):
+    """jobs.TRANSITIONS and HELD_RUN_TRANSITIONS mirror the SQL transition tables."""
+    rows = query(conn, "SELECT from_status::text, to_status::text, event::text FROM analysis_job_transitions")
+    assert {(JobStatus(f), JobStatus(t)): JobEvent(e) for f, t, e in rows} == TRANSITIONS
+    rows = query(conn, "SELECT from_status::text, to_status::text FROM held_run_transitions")
+    assert {(HeldRunStatus(f), HeldRunStatus(t)) for f, t in rows} == HELD_RUN_TRANSITIONS
+
+
+@pytest.mark.parametrize("change", ["queued -> succeeded", "pending -> succeeded", "running -> queued",
+                                    "succeeded -> running", "canceled -> pending"])
+def test_the_database_refuses_a_status_change_it_does_not_list(queue_broker, conn, change):
+    thesis, sources = given_user(conn, 1, credits=5)
+    first = userqueue.admit(1, thesis, sources)
+    second = userqueue.admit(1, thesis, sources)
+    old, new = change.split(" -> ")
+    job = second.job_id if old == "queued" else first.job_id
+    if old != "queued" and old != "pending":  # bring the first job there through allowed changes
+        path = {"running": ["running"], "succeeded": ["running", "succeeded"], "canceled": ["canceled"]}[old]
+        for status in path:
+            query(conn, "UPDATE analysis_jobs SET status = %s, started_at = now(), finished_at = "
+                        "CASE WHEN %s IN ('succeeded', 'failed', 'canceled') THEN now() END WHERE id = %s",
+                  status, status, job)
+    with pytest.raises(psycopg2.errors.CheckViolation, match=f"may not go from {old} to {new}"):
+        query(conn, "UPDATE analysis_jobs SET status = %s, finished_at = CASE WHEN %s IN "
+                    "('succeeded', 'failed', 'canceled') THEN now() END WHERE id = %s", new, new, job)
+
+
+def test_the_database_refuses_a_held_run_change_it_does_not_list(queue_broker, conn):
+    thesis, sources = given_user(conn, 1)
+    job = userqueue.admit(1, thesis, sources)
+    query(conn, "UPDATE held_runs SET status = 'expired' WHERE job_id = %s", job.job_id)  # listed
+    with pytest.raises(psycopg2.errors.CheckViolation, match="may not go from expired to released"):
+        query(conn, "UPDATE held_runs SET status = 'released' WHERE job_id = %s", job.job_id)
+
+
+def test_the_busy_predicate_is_one_view_that_every_queue_query_uses():
+    """"The user is busy" is written once (analysis_jobs_blocking); no queue query repeats it."""
+    text = (ROOT / "analysis" / "queue" / "queries.sql").read_text()
+    assert "delta_of_job_id IS NULL AND status IN ('pending', 'running')" not in text
+    assert text.count("analysis_jobs_blocking") >= 4
+    assert "INSERT INTO analysis_job_events" not in text

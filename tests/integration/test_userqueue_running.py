@@ -21,8 +21,8 @@ from tests.integration.conftest import (
 def hooked(conn, monkeypatch):
     """Work and release check steered through the database (tests/e2e/hooks.py)."""
     hooks.install(conn)
-    monkeypatch.setenv("CITEQ_ANALYZE_WORK", "tests.e2e.hooks:work")
-    monkeypatch.setenv("CITEQ_RELEASE_CHECK", "tests.e2e.hooks:release_check")
+    monkeypatch.setenv("CITEQ_ANALYZE_WORK", hooks.WORK)
+    monkeypatch.setenv("CITEQ_RELEASE_CHECK", hooks.RELEASE_CHECK)
     return conn
 
 
@@ -101,6 +101,21 @@ def test_a_failing_analysis_is_refunded_and_the_queue_moves_on(queue_broker, que
     assert statuses(hooked, 1) == [(broken.job_id, "failed"), (fine.job_id, "succeeded")]
     assert "RuntimeError" in query(hooked, "SELECT failure_reason FROM analysis_jobs WHERE id = %s", broken.job_id)[0][0]
     assert balance(hooked, 1) == 1
+
+
+def test_work_is_chosen_by_its_registered_name_and_an_unknown_name_fails_the_job(queue_broker, queue_worker,
+                                                                                 hooked, monkeypatch):
+    thesis, sources = given_user(hooked, 1, credits=2)
+    monkeypatch.setenv("CITEQ_ANALYZE_WORK", "tests.e2e.hooks:work")  # an import path is no name
+    job = userqueue.admit(1, thesis, sources)
+
+    wait_for(lambda: all_done(hooked), message="job finished")
+
+    (reason,), = query(hooked, "SELECT failure_reason FROM analysis_jobs WHERE id = %s", job.job_id)
+    assert reason.startswith("LookupError: no work is registered as 'tests.e2e.hooks:work'"), reason
+    assert "hooks" in reason and "pipeline" in reason  # what is registered, named
+    assert query(hooked, "SELECT count(*) FROM test_runs")[0][0] == 0
+    assert balance(hooked, 1) == 2  # refunded
 
 
 def test_a_duplicate_message_is_skipped(queue_broker, hooked):

@@ -17,7 +17,7 @@ def test_upload_caps_default_to_the_design_and_read_the_environment():
 
 
 def test_the_analyze_actor_runs_the_pipeline_by_default():
-    assert QueueSettings.from_env({}).analyze_work == "analysis.pipeline.analyze:run_analysis"
+    assert QueueSettings.from_env({}).analyze_work == "pipeline"
 
 
 def test_a_bad_value_is_a_typed_error_naming_its_variable():
