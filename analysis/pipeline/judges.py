@@ -503,7 +503,7 @@ class OfflineJudge:
             return result(Verdict.supported, 0.52, "overlap",
                           "the source's sentence and its neighbours state the claim's key terms")
         if (cov >= self.weakly_related_at and not claim_axes and not counted and not quantified
-                and not _COMPARISON.search(claim)
+                and not _COMPARISON.search(claim) and not _states_decline(clause)
                 and not (_CONTRAST.search(focus.text) and not _CONTRAST.search(claim))):
             # Most of the claim's terms in one sentence and nothing against it: a weak support.
             weight = (cov - self.weakly_related_at) / (self.supported_at - self.weakly_related_at)
@@ -851,11 +851,21 @@ def _compare_directions(claim: str, clause: str) -> str | None:
             return "conflict"
         if len(signs) == len(other) >= 2 and signs == [-s for s in other]:
             return "conflict"
+        if len(set(other)) == 1 and -other[0] in signs and len(other) >= len(signs):
+            # "larger radiators lowered it" against "larger radiators raised it": the claim states a
+            # direction the source, stating only the other one and at least as often, never does
+            return "conflict"
         if signs == other or (len(set(signs)) == 1 and set(other) == set(signs)):
             agreed += 1
     # Agreement needs every direction of the claim stated alike: "reduced X and improved Y"
     # is not backed by "reduced X" alone.
     return "agree" if mine and agreed == len(mine) else None
+
+
+def _states_decline(text: str) -> bool:
+    """Whether the text states a fall or a worsening ("profitierten deutlich weniger"): a claim
+    stating no direction of its own ("the benefit was large") is not weakly backed by it."""
+    return any(-1 in signs for axis, signs in lexical.directions(text).items() if axis in ("quantity", "quality"))
 
 
 def _states_figure(claimed: list[lexical.Quantity], sentence: _Sentence) -> bool:

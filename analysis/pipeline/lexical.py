@@ -298,12 +298,14 @@ def similarity(a: str, b: str, lang: str, compounds: bool = True) -> float:
 _UP = r"""increas\w* ris(?:e|es|ing|en) rose higher highest greater greatest larger largest bigger biggest
     stronger strongest strengthen\w* grow\w* grew rais(?:e|ed|es|ing) boost\w*
     doubl\w* tripl\w* elevat\w* exceed\w* climb\w* surg\w* expand\w* accelerat\w* amplif\w* more
+    prolong\w* lengthen\w* verläng\w*
     steig\w* stieg\w* gestiegen anstieg\w* ansteig\w* erhöh\w* zunahme zunehm\w* zugenommen
     höher\w* größer\w* mehr wachs\w* wuchs\w* wächst gewachsen wachstum steiger\w* gesteigert verdoppel\w*
     vergrößer\w* verstärk\w* größt\w* höchst\w* stärker\w* stärkst\w*"""
 _DOWN = r"""decreas\w* declin\w* drop\w* fall fell falls falling fallen lower\w* less least fewer fewest smaller
     smallest weaker weakest weaken\w* reduc\w*
     shr[ai]nk\w* shrunk diminish\w* halv\w* lessen\w* sank sink\w* attenuat\w* mitigat\w* curb\w*
+    cut cuts cutting shorten\w* verkürz\w*
     gesunken senk\w* gesenkt verringer\w* abnahme abnehm\w* abgenommen
     weniger niedriger\w* geringer\w* kleiner\w* reduzier\w* rückgang zurückgegangen
     zurückgehen verminder\w* fiel fielen gefallen halbier\w* kleinst\w* niedrigst\w* geringst\w*
@@ -351,7 +353,7 @@ _NOT_DIRECTION = re.compile(
     r"\b(?:more|less|fewer|mehr|weniger)\s+(?:than|als)\b|\bmore\s+or\s+less\b|\bmehr\s+oder\s+weniger\b"
     r"|\bhigher\s+education\b|\b(?:lower|upper)[\s-]+secondary\b|\b(?:lower|upper)\s+bound\b"
     r"|\bno\s+more\b|\bnicht\s+mehr\b|\bmore\s+(?:often|likely)\b"
-    r"|\bnot\s+only\b|\bnicht\s+nur\b",
+    r"|\bnot\s+only\b|\bnicht\s+nur\b|\bdouble[\s-]+blind\w*|\bdoppel[\s-]*blind\w*|\bcut[\s-]+offs?\b",
     re.I,
 )
 
@@ -373,7 +375,11 @@ _NOT_NEGATION = re.compile(
     r"|\bwhether\s+or\s+not\b|\bor\s+not\b|\boder\s+nicht\b|\bno\.\s*(?=\d)"
     r"|\bnevertheless\b|\bnonetheless\b|\bnichtsdestotrotz\b|\bnicht\s+zuletzt\b|\bnot\s+least\b"
     r"|\b(?:cannot|could\s+not|can\s+not|did\s+not|does\s+not)\s+(?:establish|determine|tell|show|say|assess)\s+whether\b"
-    r"|\bnicht\s+(?:geklärt|klären|prüfen|geprüft|sagen|feststellen|festgestellt)\b",
+    r"|\bnicht\s+(?:geklärt|klären|prüfen|geprüft|sagen|feststellen|festgestellt)\b"
+    # the comparison group's denial ("than those who did not use …") is no denial of the finding
+    r"|\b(?:than|compared\s+(?:with|to)|versus|vs\.?|als|gegenüber|im\s+vergleich\s+zu)\s+(?:those|people|the\s+ones|"
+    r"others|participants|patients|students|children|diejenigen|jenen?|denen|solchen|personen)\b,?"
+    r"\s+(?:who|that|which|die|welche)\b[^.;:]{0,30}?(?:\b(?:not|nicht|no|kein\w*|never|nie)\b|n't\b)",
     re.I,
 )
 
@@ -624,7 +630,20 @@ def quantities(text: str, lang: str) -> list[Quantity]:
         # "six weeks" measures; a bare "three" may just count things ("three cities").
         found.append(Quantity(float(_NUMBER_WORDS[m.group(1).lower()]), canonical, 0,
                               m.group(0) + (unit.group(0) if unit else ""), weak=canonical is None))
+    # A change by a fraction in words ("fell by one third", "um gut ein Viertel") is a change in per cent.
+    for m in _SHARE_WORD.finditer(text):
+        if not (m.group("num") and m.group("frac")) or not _BY_BEFORE.search(text[max(0, m.start() - 30):m.start()]):
+            continue
+        before = text[max(0, m.start() - 30):m.start()]
+        bound = "min" if _CHANGE_OVER.search(before) else "max" if _CHANGE_UNDER.search(before) else "approx"
+        value = _NUMERATORS[m.group("num").lower()] * _FRACTION_VALUES[m.group("frac").lower()] * 100
+        found.append(Quantity(round(value, 1), "%", 1, m.group(0), bound=bound))
     return found
+
+
+#: "by a good third", "um gut ein Viertel": more than the fraction; "knapp ein Drittel": less.
+_CHANGE_OVER = re.compile(r"\b(?:over|more\s+than|a\s+good|well\s+over|gut|über|mehr\s+als)\s+$", re.I)
+_CHANGE_UNDER = re.compile(r"\b(?:nearly|almost|just\s+under|knapp|fast|beinahe|nicht\s+ganz)\s+$", re.I)
 
 
 _FROM = re.compile(r"\b(?:from|von)\s*$", re.I)
