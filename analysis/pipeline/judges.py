@@ -335,8 +335,8 @@ class OfflineJudge:
         # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
         ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
                                                      reverse=True)]
-        return _guard_directions(claim, _guard_shares(
-            claim, claim_lang, self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)))
+        return _guard_condition(claim, claim_lang, _guard_directions(claim, _guard_shares(
+            claim, claim_lang, self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked))))
 
     def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
         """When no sentence is clearly about the claim: a sentence that shares some of its terms
@@ -862,6 +862,39 @@ def _compare_directions(claim: str, clause: str) -> str | None:
     return "agree" if mine and agreed == len(mine) else None
 
 
+#: A condition or restriction a finding holds under ("provided that the aggregate is pre-wetted",
+#: "nur bei Kindern unter sechs", "sofern", "unless"): the text after it up to the clause's end.
+_CONDITION = re.compile(
+    r"\b(?:provided\s+(?:that\s+)?|providing\s+(?:that\s+)?|as\s+long\s+as|only\s+(?:if|when|where|in|for|among|under)|"
+    r"unless|on\s+condition\s+that|sofern|vorausgesetzt|solange|unter\s+der\s+voraussetzung|"
+    r"nur\s+(?:wenn|dann|bei|in|für|unter|sofern|falls))\b(?P<rest>[^;.]*)",
+    re.I,
+)
+_ONLY = re.compile(r"\b(?:only|nur|ausschließlich|solely|exclusively)\b", re.I)
+
+
+def _guard_condition(claim: str, claim_lang: str, a: _Assessment) -> _Assessment:
+    """A `supported` whose evidence holds only under a condition ("…, provided that …", "nur
+    bei …", "sofern …") the claim leaves out, in words and in content, is a partial support:
+    the claim states the finding more generally than its source."""
+    if a.verdict is not Verdict.supported or a.sentence is None or _CONDITION.search(claim) or _ONLY.search(claim):
+        return a
+    m = _CONDITION.search(a.evidence or a.sentence.text)
+    if m is None:
+        return a
+    lang = a.sentence.lang
+    evidence = a.evidence or a.sentence.text
+    # the condition's own terms: neither in the claim nor in the rest of the sentence it restricts
+    mine = _stems(lexical.claim_core(claim), lang) | _stems(evidence[:m.start()], lang)
+    own = [t for t in set(lexical.content_terms(m.group("rest"), lang))
+           if lexical.term_match(t, mine, lang == "de", lang) < 0.5]
+    if not own:
+        return a
+    return a.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.55, "cue": "absolute",
+                                "reason": f"the source states it only under a condition the claim leaves out "
+                                          f"(“{_clip(m.group(0).strip(), 60)}”)"})
+
+
 def _states_decline(text: str) -> bool:
     """Whether the text states a fall or a worsening ("profitierten deutlich weniger"): a claim
     stating no direction of its own ("the benefit was large") is not weakly backed by it."""
@@ -929,8 +962,9 @@ def _overstatement(claim: str, source: str, clause: str | None = None) -> str | 
     if weak and not any(lexical.stem(w, "en") in said for w in weak):
         if lexical.hedged(source):
             return f"{', '.join(weak)} against hedged source language"
-        shares = [q for q in lexical.quantities(source, lexical.language(source)) if q.unit == "%" and q.value < 100]
-        if shares:  # "all employees" against "58 % of respondents"
+        stated = [q for q in lexical.quantities(source, lexical.language(source)) if q.unit == "%"]
+        shares = [q for q in stated if q.value < 100]
+        if shares and not any(q.value == 100 for q in stated):  # "all employees" against "58 % of respondents"
             return f"{', '.join(weak)} against {shares[0].text}"
     return None
 
