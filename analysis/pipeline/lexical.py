@@ -27,7 +27,7 @@ STOPWORDS_EN = frozenset(
     out over own same she should so some such than that the their theirs them then there these
     they this those through thus to too under until up upon us very was we were what when where
     whether which while who whom why will with within without would you your yours one two
-    may might must shall also whose via per among amongst its been""".split()
+    may might must shall also whose via per among amongst its been regarding concerning""".split()
 )
 STOPWORDS_DE = frozenset(
     """aber alle allem allen aller alles als also am an andere anderen auch auf aus bei beim
@@ -38,7 +38,8 @@ STOPWORDS_DE = frozenset(
     jenen jener kann können könnte man mit nach nachdem neben nicht noch nun nur ob oder ohne
     seine seinem seinen seiner seit sich sie sind so sodass solche soll sollte sondern sowie
     über um und uns unter vom von vor war waren was weil welche welchem welchen welcher wenn
-    wer werden wie wieder wir wird wo wurde wurden zu zum zur zwar zwischen sowohl u a vgl""".split()
+    wer werden wie wieder wir wird wo wurde wurden zu zum zur zwar zwischen sowohl u a vgl
+    hinsichtlich bezüglich bzgl betreffend""".split()
 )
 #: Words that frame a claim rather than state it ("Smith (2020) showed that …", "laut der Studie").
 REPORTING = frozenset(
@@ -50,7 +51,8 @@ REPORTING = frozenset(
     festgestellt stellten stellt fest belegen belegt belegte kommen kommt kam schluss studie studien
     autoren autorinnen ergebnis ergebnisse befund befunde daten untersuchung untersuchungen analyse
     consider considers considered regard regarded perceive perceived rate rated view viewed
-    beurteilen beurteilten beurteilt bewerten bewerteten bewertet empfanden empfinden angaben nannten""".split()
+    beurteilen beurteilten beurteilt bewerten bewerteten bewertet empfanden empfinden angaben nannten
+    feststellen feststellbar festzustellen""".split()
 )
 #: Unit words a figure is written with ("2.1 per cent" for "2.1 %") and light verbs ("went up",
 #: "lag bei"): read with the figure or the direction, no content of their own.
@@ -167,10 +169,12 @@ employer employers company companies firm firms business businesses enterprise e
   arbeitgeber unternehmen betrieb betriebe firma firmen
 performance achievement achievements attainment competence competences competency proficiency skill skills
   leistung leistungen kompetenz kompetenzen fähigkeit fähigkeiten fertigkeit fertigkeiten
+  productivity output produktivität
 use usage utilisation utilization uses used using consumption consume consumed
   nutzung benutzung verwendung einsatz gebrauch nutzen nutzten genutzt eingesetzt verwendet verwendeten verbrauch
 rate rates share shares proportion proportions percentage fraction quota
   anteil anteile quote quoten rate raten prozentsatz
+  frequency frequencies incidence häufigkeit häufigkeiten inzidenz
 cost costs expense expenses expenditure spending price prices
   kosten ausgaben aufwand preis preise
 risk risks likelihood probability chance chances odds gefahr risiko risiken wahrscheinlichkeit
@@ -180,6 +184,7 @@ intervention interventions programme program programs treatment treatments measu
   intervention interventionen programm programme maßnahme maßnahmen behandlung behandlungen förderung
 significant significantly substantial substantially considerable considerably marked markedly notable notably
   signifikant signifikante erheblich erhebliche deutlich deutliche beträchtlich nennenswert nennenswerte
+  meaningful bedeutsam bedeutsame bedeutsamer bedeutsamen
 big large major great groß große großen bedeutend
 small minor little slight gering geringe geringen klein kleine
 rapid rapidly quick quickly fast schnell schneller rasch
@@ -198,6 +203,8 @@ household households haushalt haushalte
 home homes house houses dwelling housing wohnung wohnungen haus häuser wohnraum
 teacher teachers lehrer lehrerin lehrkraft lehrkräfte lehrende
 school schools schule schulen
+group groups cohort cohorts arm arms gruppe gruppen kohorte kohorten studienarm studienarme studienarmen
+balance gleichgewicht
 hospital hospitals clinic clinics krankenhaus krankenhäuser klinik kliniken klinikum spital
 admission admissions hospitalisation hospitalization hospitalisations hospitalizations
   aufnahme aufnahmen einweisung einweisungen
