@@ -120,10 +120,15 @@ _FRAMING = re.compile(
 )
 
 
+#: A parenthetical author-year citation inside the claim ("(Visser & de Boer, 2023)", "(Müller u. a. 2021, S. 4)").
+_PAREN_CITATION = re.compile(r"\s*\((?:[^()]*?[A-ZÄÖÜ][^()]*?,?\s*(?:\d{4}[a-z]?|n\.\s*d\.|o\.\s*J\.)[^()]*)\)")
+
+
 def claim_core(claim: str) -> str:
     """The claim without a leading attribution ("Smith et al. (2019) found that", "Laut Müller
-    (2021)", "According to Castillo,"): author names are not what the source's sentence says."""
-    return _FRAMING.sub("", claim, count=1)
+    (2021)", "According to Castillo,") and without author-year citations in brackets: author
+    names are not what the source's sentence says."""
+    return _PAREN_CITATION.sub("", _FRAMING.sub("", claim, count=1))
 
 
 def term_match(term: str, found: set[str] | frozenset[str], compounds: bool, lang: str | None = None) -> float:
