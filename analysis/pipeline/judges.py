@@ -463,7 +463,7 @@ class OfflineJudge:
                               "the source states the claim's figures and key terms (its direction in other words)")
             return result(Verdict.supported, 0.78 + 0.17 * strength, "figure",
                           "the source states the claim's figures and key terms")
-        if anchored and figures.matched and not overstated:
+        if anchored and figures.matched and not overstated and lexical.negated(claim) == lexical.negated(clause):
             # Fewer of the claim's words, but its figures in the sentence that shares most of them.
             return result(Verdict.supported, 0.6, "figure", "the source's sentence states the claim's figures and "
                           "some of its key terms")
