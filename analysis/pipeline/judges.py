@@ -592,6 +592,29 @@ def _sentences(passages: Sequence[Hit]) -> list[_Sentence]:
     return out
 
 
+_DEFINED = re.compile(r"((?:[^\W\d_][\w-]*\s+){1,6}?)\((?P<abbr>[A-ZÄÖÜ][A-Za-zÄÖÜäöü]{1,7})\)")
+
+
+@lru_cache(maxsize=1024)
+def _abbreviations(texts: tuple[str, ...]) -> dict[str, str]:
+    """Abbreviations the source defines, lower case, to the words they stand for: "recycled
+    concrete aggregate (RCA)" → {"rca": "recycled concrete aggregate"} (the initials of the last
+    words before the bracket must spell it)."""
+    out: dict[str, str] = {}
+    for text in texts:
+        for m in _DEFINED.finditer(text):
+            abbr = m.group("abbr")
+            capitals = [c for c in abbr if c.isupper()]
+            if len(capitals) < 2:
+                continue
+            words = re.split(r"[\s-]+", m.group(1).strip())
+            initials = [w[0].lower() for w in words if w]
+            n = len(capitals)
+            if len(initials) >= n and initials[-n:] == [c.lower() for c in capitals]:
+                out[abbr.lower()] = " ".join(words[-n:])
+    return out
+
+
 @lru_cache(maxsize=4096)
 def _stems(text: str, lang: str) -> frozenset[str]:
     return frozenset(lexical.content_terms(text, lang))
@@ -605,6 +628,16 @@ class _Scorer:
     def __init__(self, claim: str, claim_lang: str, sentences: list[_Sentence]) -> None:
         self.claim, self.claim_lang, self.sentences = claim, claim_lang, sentences
         self._by_lang: dict[str, tuple[list[str], list[float]]] = {}
+        self._abbreviations = _abbreviations(tuple(s.text for s in sentences))
+
+    def stems(self, text: str, lang: str) -> frozenset[str]:
+        """The text's content stems, an abbreviation the source defines ("RCA") read as its words."""
+        found = _stems(text, lang)
+        if self._abbreviations:
+            for word in lexical.words(text):
+                if word in self._abbreviations:
+                    found = found | _stems(self._abbreviations[word], lang)
+        return found
 
     def terms(self, lang: str) -> list[str]:
         return self._weighted(lang)[0]
@@ -612,7 +645,7 @@ class _Scorer:
     def _weighted(self, lang: str) -> tuple[list[str], list[float]]:
         if lang not in self._by_lang:
             terms = _unique(lexical.content_terms(lexical.claim_core(self.claim), lang, exclude=lexical.SHARE_WORDS))
-            stems = [_stems(s.text, s.lang) for s in self.sentences]
+            stems = [self.stems(s.text, s.lang) for s in self.sentences]
             n = len(stems)
             compounds = self._compounds(lang)
             weights = []
@@ -629,14 +662,14 @@ class _Scorer:
         terms, weights = self._weighted(lang)
         if not terms:
             return 0.0
-        found = _stems(text, lang)
+        found = self.stems(text, lang)
         compounds = self._compounds(lang)
         return sum(w * lexical.term_match(t, found, compounds, lang) for t, w in zip(terms, weights)) / sum(weights)
 
     def absent_terms(self, lang: str) -> list[str]:
         """The claim's terms that no retrieved sentence states, not even in near words."""
         terms, _ = self._weighted(lang)
-        stems = [_stems(s.text, s.lang) for s in self.sentences]
+        stems = [self.stems(s.text, s.lang) for s in self.sentences]
         compounds = self._compounds(lang)
         return [t for t in terms if max((lexical.term_match(t, found, compounds, lang) for found in stems),
                                         default=0.0) < 0.5]
