@@ -159,6 +159,16 @@ _PART_BREAK = re.compile(
 )
 
 
+#: Sameness: "the same", "similar", "did not differ", "ebenso", "unterschied sich nicht".
+_EQUAL = re.compile(
+    r"\b(?:the\s+same|similar(?:ly)?|equal(?:ly)?|identical|comparabl[ey]|did\s+not\s+differ|"
+    r"no\s+(?:significant\s+|meaningful\s+)?difference|just\s+as|as\s+(?:often|much|many|high|likely|well)\s+as|"
+    r"gleich(?:e|en|er|es|viel|oft|hoch|groß|ermaßen)?|ähnlich\w*|vergleichbar\w*|ebenso|genauso|"
+    r"unterschied\w*\s+sich\s+nicht|kein\w*\s+(?:signifikanten?\s+|bedeutsamen?\s+|nennenswerten?\s+)?unterschied\w*)\b",
+    re.I,
+)
+
+
 #: A sentence that contrasts two things ("X lost it, while Y kept it"): overlap with it alone
 #: cannot tell which side a claim took.
 _CONTRAST = re.compile(r"\b(?:while|whereas|but|unlike|in\s+contrast|however|aber|während|wohingegen|jedoch|"
@@ -401,6 +411,12 @@ class OfflineJudge:
         if direction == "conflict":
             return result(Verdict.not_supported, 0.68 + 0.06 * strength, "direction",
                           "the source states the opposite direction")
+        claim_equal, clause_equal = bool(_EQUAL.search(claim)), bool(_EQUAL.search(clause)) and on_subject
+        if (clause_equal and not claim_equal and not lexical.negated(claim) and not lexical.directions(clause)
+                and ({"quantity", "frequency"} & set(lexical.directions(claim)) or _COMPARISON.search(claim))):
+            # "promoted less often" against "promotion rates were the same"
+            return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
+                          "the source states no difference where the claim states one")
         claim_axes = set(lexical.directions(claim))
         unconfirmed = bool(claim_axes) and direction is None
         if unconfirmed and not claim_axes & set(lexical.directions(clause)):
@@ -447,6 +463,10 @@ class OfflineJudge:
         if overstated and on_subject:
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
                           f"the claim overstates the source ({overstated})")
+        if (claim_equal and _EQUAL.search(clause) and clause_cov >= self.weakly_related_at and not claim_axes
+                and not lexical.directions(clause) and not figures.unmatched and not lexical.negated(claim)):
+            # "promoted just as often" for "promotion rates were the same"
+            return result(Verdict.supported, 0.55, "overlap", "the source states the same absence of a difference")
         if not figures.unmatched and not overstated and direction is None and not unconfirmed:
             agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
             if agreed is not None:
