@@ -722,10 +722,17 @@ def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str
     stated = lexical.quantities(context, focus.lang)
     nearby = [q for q in lexical.quantities(focus.window, focus.lang) if not q.weak]
     unmatched = []
+    in_words = lexical.shares(focus.text, focus.lang)
     for q in claimed:
-        if any(lexical.same_value(q, s) and _units_agree(q, s) for s in stated) or _derived(q, nearby):
-            continue
         same_unit = [s for s in nearby if _family(s.unit) == _family(q.unit)]
+        matches = [s for s in stated if lexical.same_value(q, s) and _units_agree(q, s)]
+        if q.unit and same_unit and all(s.unit is None for s in matches):
+            matches = []  # "um 16 km/h" is not met by "16 streets" where the sentence says "6,1 km/h"
+        if matches or _derived(q, nearby):
+            continue
+        if q.unit == "%" and any(sh.kind == "share" and sh.form == "fraction" and sh.low <= q.value / 100 <= sh.high
+                                 for sh in in_words):
+            continue  # "around 50 %" for "about half"
         if same_unit:
             return _Figures(contradiction=f"the claim says {q.text}, the source says "
                                           f"{', '.join(dict.fromkeys(s.text for s in same_unit))}")

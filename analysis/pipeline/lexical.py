@@ -541,7 +541,7 @@ _UNITS = {
     "months": "mo", "month": "mo", "monate": "mo", "monaten": "mo", "monat": "mo",
     "years": "yr", "year": "yr", "jahre": "yr", "jahren": "yr", "jahr": "yr",
     "kg": "kg", "g": "g", "mg": "mg", "t": "t", "tonnes": "t", "tons": "t", "tonnen": "t",
-    "km": "km", "m": "m", "cm": "cm", "mm": "mm", "m²": "m2", "m2": "m2", "km²": "km2",
+    "km/h": "km/h", "kmh": "km/h", "m/s": "m/s", "km": "km", "m": "m", "cm": "cm", "mm": "mm", "m²": "m2", "m2": "m2", "km²": "km2",
     "kwh": "kWh", "mwh": "MWh", "w": "W", "kw": "kW", "mw": "MW", "db": "dB", "mmhg": "mmHg",
     "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR", "$": "USD", "usd": "USD", "dollars": "USD",
     "fold": "x", "-fold": "x", "times": "x", "fach": "x", "-fach": "x", "mal": "x",
