@@ -159,12 +159,15 @@ _PART_BREAK = re.compile(
 )
 
 
-#: Sameness: "the same", "similar", "did not differ", "ebenso", "unterschied sich nicht".
+#: Sameness stated of the subject, not a word describing it ("of similar size"): "were the same",
+#: "did not differ", "just as often as", "gleich häufig", "unterschied sich nicht".
 _EQUAL = re.compile(
-    r"\b(?:the\s+same|similar(?:ly)?|equal(?:ly)?|identical|comparabl[ey]|did\s+not\s+differ|"
-    r"no\s+(?:significant\s+|meaningful\s+)?difference|just\s+as|as\s+(?:often|much|many|high|likely|well)\s+as|"
-    r"gleich(?:e|en|er|es|viel|oft|hoch|groß|ermaßen)?|ähnlich\w*|vergleichbar\w*|ebenso|genauso|"
-    r"unterschied\w*\s+sich\s+nicht|kein\w*\s+(?:signifikanten?\s+|bedeutsamen?\s+|nennenswerten?\s+)?unterschied\w*)\b",
+    r"\b(?:was|were|is|are|remained|stayed)\s+(?:\w+\s+)?(?:the\s+same|similar|equal|identical|comparable)\b"
+    r"|\bdid\s+not\s+differ\b|\bno\s+(?:significant\s+|meaningful\s+)?difference\b|\bequally\b"
+    r"|\bas\s+(?:often|much|many|high|likely|frequently|well)\s+as\b"
+    r"|\b(?:war|waren|ist|sind|blieb|blieben|lag|lagen)\s+(?:\w+\s+){0,3}?(?:gleich|ähnlich|vergleichbar|identisch)\b"
+    r"|\b(?:gleich|ebenso|genauso)\s+(?:oft|häufig|hoch|groß|viel|stark|gut)\b|\bgleichermaßen\b"
+    r"|\bunterschied\w*\s+sich\s+nicht\b|\bkein\w*\s+(?:signifikanten?\s+|bedeutsamen?\s+|nennenswerten?\s+)?unterschied\w*",
     re.I,
 )
 
