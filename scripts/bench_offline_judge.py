@@ -6,6 +6,8 @@ corpus (tests/unit/test_offline_judge.py), and the time per judgement with cold 
 
     .venv/bin/python scripts/bench_offline_judge.py              # both, figures only
     .venv/bin/python scripts/bench_offline_judge.py --wrong      # also list the tuning cases judged wrong
+    .venv/bin/python scripts/bench_offline_judge.py --cases tests/data/judge_cases_heldout.jsonl --wrong
+                                                                 # another case file (a held-out batch)
 
 For the tuning set it prints what scripts/eval_verdicts.py prints for a corpus: right among
 the decided verdicts (not `uncertain`), the share of `uncertain`, the confusion matrix,
@@ -34,8 +36,8 @@ def _pct(x: float | None) -> str:
     return "   -  " if x is None else f"{100 * x:5.1f}%"
 
 
-def report(figures: dict, *, wrong: bool = False) -> None:
-    print(f"tuning set ({CASES.relative_to(ROOT)}): {figures['n']} cases; decided right "
+def report(figures: dict, *, wrong: bool = False, path: Path = CASES) -> None:
+    print(f"{'tuning set' if path == CASES else 'cases'} ({path.resolve().relative_to(ROOT)}): {figures['n']} cases; decided right "
           f"{_pct(figures['decided_right'])}, uncertain {_pct(figures['uncertain'])}, contradicted number or "
           f"direction judged supported: {len(figures['contradicted_supported'])} {figures['contradicted_supported']}")
     print(f"  {'gold':<22}" + "".join(f"{v[:8]:>10}" for v in VERDICTS))
@@ -86,7 +88,12 @@ def unit_corpus() -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wrong", action="store_true", help="list the tuning cases judged wrong")
+    parser.add_argument("--cases", type=Path, default=None,
+                        help="judge this case file (e.g. a held-out batch) instead; skips the unit-test corpus")
     args = parser.parse_args()
+    if args.cases is not None:
+        report(evaluate(load_cases(args.cases)), wrong=args.wrong, path=args.cases)
+        return 0
     report(evaluate(load_cases()), wrong=args.wrong)
     print()
     unit_corpus()

@@ -159,6 +159,19 @@ _PART_BREAK = re.compile(
 )
 
 
+#: Sameness stated of the subject, not a word describing it ("of similar size"): "were the same",
+#: "did not differ", "just as often as", "gleich häufig", "unterschied sich nicht".
+_EQUAL = re.compile(
+    r"\b(?:was|were|is|are|remained|stayed)\s+(?:\w+\s+)?(?:the\s+same|similar|equal|identical|comparable)\b"
+    r"|\bdid\s+not\s+differ\b|\bno\s+(?:significant\s+|meaningful\s+)?difference\b|\bequally\b"
+    r"|\bas\s+(?:often|much|many|high|likely|frequently|well)\s+as\b"
+    r"|\b(?:war|waren|ist|sind|blieb|blieben|lag|lagen)\s+(?:\w+\s+){0,3}?(?:gleich|ähnlich|vergleichbar|identisch)\b"
+    r"|\b(?:gleich|ebenso|genauso)\s+(?:oft|häufig|hoch|groß|viel|stark|gut)\b|\bgleichermaßen\b"
+    r"|\bunterschied\w*\s+sich\s+nicht\b|\bkein\w*\s+(?:signifikanten?\s+|bedeutsamen?\s+|nennenswerten?\s+)?unterschied\w*",
+    re.I,
+)
+
+
 #: A sentence that contrasts two things ("X lost it, while Y kept it"): overlap with it alone
 #: cannot tell which side a claim took.
 _CONTRAST = re.compile(r"\b(?:while|whereas|but|unlike|in\s+contrast|however|aber|während|wohingegen|jedoch|"
@@ -335,8 +348,8 @@ class OfflineJudge:
         # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
         ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
                                                      reverse=True)]
-        return _guard_directions(claim, _guard_shares(
-            claim, claim_lang, self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)))
+        return _guard_condition(claim, claim_lang, _guard_directions(claim, _guard_shares(
+            claim, claim_lang, self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked))))
 
     def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
         """When no sentence is clearly about the claim: a sentence that shares some of its terms
@@ -401,6 +414,12 @@ class OfflineJudge:
         if direction == "conflict":
             return result(Verdict.not_supported, 0.68 + 0.06 * strength, "direction",
                           "the source states the opposite direction")
+        claim_equal, clause_equal = bool(_EQUAL.search(claim)), bool(_EQUAL.search(clause)) and on_subject
+        if (clause_equal and not claim_equal and not lexical.negated(claim) and not lexical.directions(clause)
+                and ({"quantity", "frequency"} & set(lexical.directions(claim)) or _COMPARISON.search(claim))):
+            # "promoted less often" against "promotion rates were the same"
+            return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
+                          "the source states no difference where the claim states one")
         claim_axes = set(lexical.directions(claim))
         unconfirmed = bool(claim_axes) and direction is None
         if unconfirmed and not claim_axes & set(lexical.directions(clause)):
@@ -447,6 +466,10 @@ class OfflineJudge:
         if overstated and on_subject:
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
                           f"the claim overstates the source ({overstated})")
+        if (claim_equal and _EQUAL.search(clause) and clause_cov >= self.weakly_related_at and not claim_axes
+                and not lexical.directions(clause) and not figures.unmatched and not lexical.negated(claim)):
+            # "promoted just as often" for "promotion rates were the same"
+            return result(Verdict.supported, 0.55, "overlap", "the source states the same absence of a difference")
         if not figures.unmatched and not overstated and direction is None and not unconfirmed:
             agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
             if agreed is not None:
@@ -463,7 +486,7 @@ class OfflineJudge:
                               "the source states the claim's figures and key terms (its direction in other words)")
             return result(Verdict.supported, 0.78 + 0.17 * strength, "figure",
                           "the source states the claim's figures and key terms")
-        if anchored and figures.matched and not overstated:
+        if anchored and figures.matched and not overstated and lexical.negated(claim) == lexical.negated(clause):
             # Fewer of the claim's words, but its figures in the sentence that shares most of them.
             return result(Verdict.supported, 0.6, "figure", "the source's sentence states the claim's figures and "
                           "some of its key terms")
@@ -503,7 +526,7 @@ class OfflineJudge:
             return result(Verdict.supported, 0.52, "overlap",
                           "the source's sentence and its neighbours state the claim's key terms")
         if (cov >= self.weakly_related_at and not claim_axes and not counted and not quantified
-                and not _COMPARISON.search(claim)
+                and not _COMPARISON.search(claim) and not _states_decline(clause)
                 and not (_CONTRAST.search(focus.text) and not _CONTRAST.search(claim))):
             # Most of the claim's terms in one sentence and nothing against it: a weak support.
             weight = (cov - self.weakly_related_at) / (self.supported_at - self.weakly_related_at)
@@ -592,6 +615,29 @@ def _sentences(passages: Sequence[Hit]) -> list[_Sentence]:
     return out
 
 
+_DEFINED = re.compile(r"((?:[^\W\d_][\w-]*\s+){1,6}?)\((?P<abbr>[A-ZÄÖÜ][A-Za-zÄÖÜäöü]{1,7})\)")
+
+
+@lru_cache(maxsize=1024)
+def _abbreviations(texts: tuple[str, ...]) -> dict[str, str]:
+    """Abbreviations the source defines, lower case, to the words they stand for: "recycled
+    concrete aggregate (RCA)" → {"rca": "recycled concrete aggregate"} (the initials of the last
+    words before the bracket must spell it)."""
+    out: dict[str, str] = {}
+    for text in texts:
+        for m in _DEFINED.finditer(text):
+            abbr = m.group("abbr")
+            capitals = [c for c in abbr if c.isupper()]
+            if len(capitals) < 2:
+                continue
+            words = re.split(r"[\s-]+", m.group(1).strip())
+            initials = [w[0].lower() for w in words if w]
+            n = len(capitals)
+            if len(initials) >= n and initials[-n:] == [c.lower() for c in capitals]:
+                out[abbr.lower()] = " ".join(words[-n:])
+    return out
+
+
 @lru_cache(maxsize=4096)
 def _stems(text: str, lang: str) -> frozenset[str]:
     return frozenset(lexical.content_terms(text, lang))
@@ -605,6 +651,16 @@ class _Scorer:
     def __init__(self, claim: str, claim_lang: str, sentences: list[_Sentence]) -> None:
         self.claim, self.claim_lang, self.sentences = claim, claim_lang, sentences
         self._by_lang: dict[str, tuple[list[str], list[float]]] = {}
+        self._abbreviations = _abbreviations(tuple(s.text for s in sentences))
+
+    def stems(self, text: str, lang: str) -> frozenset[str]:
+        """The text's content stems, an abbreviation the source defines ("RCA") read as its words."""
+        found = _stems(text, lang)
+        if self._abbreviations:
+            for word in lexical.words(text):
+                if word in self._abbreviations:
+                    found = found | _stems(self._abbreviations[word], lang)
+        return found
 
     def terms(self, lang: str) -> list[str]:
         return self._weighted(lang)[0]
@@ -612,7 +668,7 @@ class _Scorer:
     def _weighted(self, lang: str) -> tuple[list[str], list[float]]:
         if lang not in self._by_lang:
             terms = _unique(lexical.content_terms(lexical.claim_core(self.claim), lang, exclude=lexical.SHARE_WORDS))
-            stems = [_stems(s.text, s.lang) for s in self.sentences]
+            stems = [self.stems(s.text, s.lang) for s in self.sentences]
             n = len(stems)
             compounds = self._compounds(lang)
             weights = []
@@ -629,14 +685,14 @@ class _Scorer:
         terms, weights = self._weighted(lang)
         if not terms:
             return 0.0
-        found = _stems(text, lang)
+        found = self.stems(text, lang)
         compounds = self._compounds(lang)
         return sum(w * lexical.term_match(t, found, compounds, lang) for t, w in zip(terms, weights)) / sum(weights)
 
     def absent_terms(self, lang: str) -> list[str]:
         """The claim's terms that no retrieved sentence states, not even in near words."""
         terms, _ = self._weighted(lang)
-        stems = [_stems(s.text, s.lang) for s in self.sentences]
+        stems = [self.stems(s.text, s.lang) for s in self.sentences]
         compounds = self._compounds(lang)
         return [t for t in terms if max((lexical.term_match(t, found, compounds, lang) for found in stems),
                                         default=0.0) < 0.5]
@@ -669,10 +725,17 @@ def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str
     stated = lexical.quantities(context, focus.lang)
     nearby = [q for q in lexical.quantities(focus.window, focus.lang) if not q.weak]
     unmatched = []
+    in_words = lexical.shares(focus.text, focus.lang)
     for q in claimed:
-        if any(lexical.same_value(q, s) and _units_agree(q, s) for s in stated) or _derived(q, nearby):
-            continue
         same_unit = [s for s in nearby if _family(s.unit) == _family(q.unit)]
+        matches = [s for s in stated if lexical.same_value(q, s) and _units_agree(q, s)]
+        if q.unit and same_unit and all(s.unit is None for s in matches):
+            matches = []  # "um 16 km/h" is not met by "16 streets" where the sentence says "6,1 km/h"
+        if matches or _derived(q, nearby):
+            continue
+        if q.unit == "%" and any(sh.kind == "share" and sh.form == "fraction" and sh.low <= q.value / 100 <= sh.high
+                                 for sh in in_words):
+            continue  # "around 50 %" for "about half"
         if same_unit:
             return _Figures(contradiction=f"the claim says {q.text}, the source says "
                                           f"{', '.join(dict.fromkeys(s.text for s in same_unit))}")
@@ -851,11 +914,54 @@ def _compare_directions(claim: str, clause: str) -> str | None:
             return "conflict"
         if len(signs) == len(other) >= 2 and signs == [-s for s in other]:
             return "conflict"
+        if len(set(other)) == 1 and -other[0] in signs and len(other) >= len(signs):
+            # "larger radiators lowered it" against "larger radiators raised it": the claim states a
+            # direction the source, stating only the other one and at least as often, never does
+            return "conflict"
         if signs == other or (len(set(signs)) == 1 and set(other) == set(signs)):
             agreed += 1
     # Agreement needs every direction of the claim stated alike: "reduced X and improved Y"
     # is not backed by "reduced X" alone.
     return "agree" if mine and agreed == len(mine) else None
+
+
+#: A condition or restriction a finding holds under ("provided that the aggregate is pre-wetted",
+#: "nur bei Kindern unter sechs", "sofern", "unless"): the text after it up to the clause's end.
+_CONDITION = re.compile(
+    r"\b(?:provided\s+(?:that\s+)?|providing\s+(?:that\s+)?|as\s+long\s+as|only\s+(?:if|when|where|in|for|among|under)|"
+    r"unless|on\s+condition\s+that|sofern|vorausgesetzt|solange|unter\s+der\s+voraussetzung|"
+    r"nur\s+(?:wenn|dann|bei|in|für|unter|sofern|falls))\b(?P<rest>[^;.]*)",
+    re.I,
+)
+_ONLY = re.compile(r"\b(?:only|nur|ausschließlich|solely|exclusively)\b", re.I)
+
+
+def _guard_condition(claim: str, claim_lang: str, a: _Assessment) -> _Assessment:
+    """A `supported` whose evidence holds only under a condition ("…, provided that …", "nur
+    bei …", "sofern …") the claim leaves out, in words and in content, is a partial support:
+    the claim states the finding more generally than its source."""
+    if a.verdict is not Verdict.supported or a.sentence is None or _CONDITION.search(claim) or _ONLY.search(claim):
+        return a
+    m = _CONDITION.search(a.evidence or a.sentence.text)
+    if m is None:
+        return a
+    lang = a.sentence.lang
+    evidence = a.evidence or a.sentence.text
+    # the condition's own terms: neither in the claim nor in the rest of the sentence it restricts
+    mine = _stems(lexical.claim_core(claim), lang) | _stems(evidence[:m.start()], lang)
+    own = [t for t in set(lexical.content_terms(m.group("rest"), lang))
+           if lexical.term_match(t, mine, lang == "de", lang) < 0.5]
+    if not own:
+        return a
+    return a.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.55, "cue": "absolute",
+                                "reason": f"the source states it only under a condition the claim leaves out "
+                                          f"(“{_clip(m.group(0).strip(), 60)}”)"})
+
+
+def _states_decline(text: str) -> bool:
+    """Whether the text states a fall or a worsening ("profitierten deutlich weniger"): a claim
+    stating no direction of its own ("the benefit was large") is not weakly backed by it."""
+    return any(-1 in signs for axis, signs in lexical.directions(text).items() if axis in ("quantity", "quality"))
 
 
 def _states_figure(claimed: list[lexical.Quantity], sentence: _Sentence) -> bool:
@@ -919,8 +1025,9 @@ def _overstatement(claim: str, source: str, clause: str | None = None) -> str | 
     if weak and not any(lexical.stem(w, "en") in said for w in weak):
         if lexical.hedged(source):
             return f"{', '.join(weak)} against hedged source language"
-        shares = [q for q in lexical.quantities(source, lexical.language(source)) if q.unit == "%" and q.value < 100]
-        if shares:  # "all employees" against "58 % of respondents"
+        stated = [q for q in lexical.quantities(source, lexical.language(source)) if q.unit == "%"]
+        shares = [q for q in stated if q.value < 100]
+        if shares and not any(q.value == 100 for q in stated):  # "all employees" against "58 % of respondents"
             return f"{', '.join(weak)} against {shares[0].text}"
     return None
 

@@ -27,7 +27,7 @@ STOPWORDS_EN = frozenset(
     out over own same she should so some such than that the their theirs them then there these
     they this those through thus to too under until up upon us very was we were what when where
     whether which while who whom why will with within without would you your yours one two
-    may might must shall also whose via per among amongst its been""".split()
+    may might must shall also whose via per among amongst its been regarding concerning""".split()
 )
 STOPWORDS_DE = frozenset(
     """aber alle allem allen aller alles als also am an andere anderen auch auf aus bei beim
@@ -38,7 +38,8 @@ STOPWORDS_DE = frozenset(
     jenen jener kann können könnte man mit nach nachdem neben nicht noch nun nur ob oder ohne
     seine seinem seinen seiner seit sich sie sind so sodass solche soll sollte sondern sowie
     über um und uns unter vom von vor war waren was weil welche welchem welchen welcher wenn
-    wer werden wie wieder wir wird wo wurde wurden zu zum zur zwar zwischen sowohl u a vgl""".split()
+    wer werden wie wieder wir wird wo wurde wurden zu zum zur zwar zwischen sowohl u a vgl
+    hinsichtlich bezüglich bzgl betreffend""".split()
 )
 #: Words that frame a claim rather than state it ("Smith (2020) showed that …", "laut der Studie").
 REPORTING = frozenset(
@@ -50,7 +51,8 @@ REPORTING = frozenset(
     festgestellt stellten stellt fest belegen belegt belegte kommen kommt kam schluss studie studien
     autoren autorinnen ergebnis ergebnisse befund befunde daten untersuchung untersuchungen analyse
     consider considers considered regard regarded perceive perceived rate rated view viewed
-    beurteilen beurteilten beurteilt bewerten bewerteten bewertet empfanden empfinden angaben nannten""".split()
+    beurteilen beurteilten beurteilt bewerten bewerteten bewertet empfanden empfinden angaben nannten
+    feststellen feststellbar festzustellen""".split()
 )
 #: Unit words a figure is written with ("2.1 per cent" for "2.1 %") and light verbs ("went up",
 #: "lag bei"): read with the figure or the direction, no content of their own.
@@ -118,10 +120,15 @@ _FRAMING = re.compile(
 )
 
 
+#: A parenthetical author-year citation inside the claim ("(Visser & de Boer, 2023)", "(Müller u. a. 2021, S. 4)").
+_PAREN_CITATION = re.compile(r"\s*\((?:[^()]*?[A-ZÄÖÜ][^()]*?,?\s*(?:\d{4}[a-z]?|n\.\s*d\.|o\.\s*J\.)[^()]*)\)")
+
+
 def claim_core(claim: str) -> str:
     """The claim without a leading attribution ("Smith et al. (2019) found that", "Laut Müller
-    (2021)", "According to Castillo,"): author names are not what the source's sentence says."""
-    return _FRAMING.sub("", claim, count=1)
+    (2021)", "According to Castillo,") and without author-year citations in brackets: author
+    names are not what the source's sentence says."""
+    return _PAREN_CITATION.sub("", _FRAMING.sub("", claim, count=1))
 
 
 def term_match(term: str, found: set[str] | frozenset[str], compounds: bool, lang: str | None = None) -> float:
@@ -167,10 +174,12 @@ employer employers company companies firm firms business businesses enterprise e
   arbeitgeber unternehmen betrieb betriebe firma firmen
 performance achievement achievements attainment competence competences competency proficiency skill skills
   leistung leistungen kompetenz kompetenzen fähigkeit fähigkeiten fertigkeit fertigkeiten
+  productivity output produktivität
 use usage utilisation utilization uses used using consumption consume consumed
   nutzung benutzung verwendung einsatz gebrauch nutzen nutzten genutzt eingesetzt verwendet verwendeten verbrauch
 rate rates share shares proportion proportions percentage fraction quota
   anteil anteile quote quoten rate raten prozentsatz
+  frequency frequencies incidence häufigkeit häufigkeiten inzidenz
 cost costs expense expenses expenditure spending price prices
   kosten ausgaben aufwand preis preise
 risk risks likelihood probability chance chances odds gefahr risiko risiken wahrscheinlichkeit
@@ -180,6 +189,7 @@ intervention interventions programme program programs treatment treatments measu
   intervention interventionen programm programme maßnahme maßnahmen behandlung behandlungen förderung
 significant significantly substantial substantially considerable considerably marked markedly notable notably
   signifikant signifikante erheblich erhebliche deutlich deutliche beträchtlich nennenswert nennenswerte
+  meaningful bedeutsam bedeutsame bedeutsamer bedeutsamen
 big large major great groß große großen bedeutend
 small minor little slight gering geringe geringen klein kleine
 rapid rapidly quick quickly fast schnell schneller rasch
@@ -198,6 +208,8 @@ household households haushalt haushalte
 home homes house houses dwelling housing wohnung wohnungen haus häuser wohnraum
 teacher teachers lehrer lehrerin lehrkraft lehrkräfte lehrende
 school schools schule schulen
+group groups cohort cohorts arm arms gruppe gruppen kohorte kohorten studienarm studienarme studienarmen
+balance gleichgewicht
 hospital hospitals clinic clinics krankenhaus krankenhäuser klinik kliniken klinikum spital
 admission admissions hospitalisation hospitalization hospitalisations hospitalizations
   aufnahme aufnahmen einweisung einweisungen
@@ -298,12 +310,14 @@ def similarity(a: str, b: str, lang: str, compounds: bool = True) -> float:
 _UP = r"""increas\w* ris(?:e|es|ing|en) rose higher highest greater greatest larger largest bigger biggest
     stronger strongest strengthen\w* grow\w* grew rais(?:e|ed|es|ing) boost\w*
     doubl\w* tripl\w* elevat\w* exceed\w* climb\w* surg\w* expand\w* accelerat\w* amplif\w* more
+    prolong\w* lengthen\w* verläng\w*
     steig\w* stieg\w* gestiegen anstieg\w* ansteig\w* erhöh\w* zunahme zunehm\w* zugenommen
     höher\w* größer\w* mehr wachs\w* wuchs\w* wächst gewachsen wachstum steiger\w* gesteigert verdoppel\w*
     vergrößer\w* verstärk\w* größt\w* höchst\w* stärker\w* stärkst\w*"""
 _DOWN = r"""decreas\w* declin\w* drop\w* fall fell falls falling fallen lower\w* less least fewer fewest smaller
     smallest weaker weakest weaken\w* reduc\w*
     shr[ai]nk\w* shrunk diminish\w* halv\w* lessen\w* sank sink\w* attenuat\w* mitigat\w* curb\w*
+    cut cuts cutting shorten\w* verkürz\w*
     gesunken senk\w* gesenkt verringer\w* abnahme abnehm\w* abgenommen
     weniger niedriger\w* geringer\w* kleiner\w* reduzier\w* rückgang zurückgegangen
     zurückgehen verminder\w* fiel fielen gefallen halbier\w* kleinst\w* niedrigst\w* geringst\w*
@@ -351,7 +365,7 @@ _NOT_DIRECTION = re.compile(
     r"\b(?:more|less|fewer|mehr|weniger)\s+(?:than|als)\b|\bmore\s+or\s+less\b|\bmehr\s+oder\s+weniger\b"
     r"|\bhigher\s+education\b|\b(?:lower|upper)[\s-]+secondary\b|\b(?:lower|upper)\s+bound\b"
     r"|\bno\s+more\b|\bnicht\s+mehr\b|\bmore\s+(?:often|likely)\b"
-    r"|\bnot\s+only\b|\bnicht\s+nur\b",
+    r"|\bnot\s+only\b|\bnicht\s+nur\b|\bdouble[\s-]+blind\w*|\bdoppel[\s-]*blind\w*|\bcut[\s-]+offs?\b",
     re.I,
 )
 
@@ -373,7 +387,11 @@ _NOT_NEGATION = re.compile(
     r"|\bwhether\s+or\s+not\b|\bor\s+not\b|\boder\s+nicht\b|\bno\.\s*(?=\d)"
     r"|\bnevertheless\b|\bnonetheless\b|\bnichtsdestotrotz\b|\bnicht\s+zuletzt\b|\bnot\s+least\b"
     r"|\b(?:cannot|could\s+not|can\s+not|did\s+not|does\s+not)\s+(?:establish|determine|tell|show|say|assess)\s+whether\b"
-    r"|\bnicht\s+(?:geklärt|klären|prüfen|geprüft|sagen|feststellen|festgestellt)\b",
+    r"|\bnicht\s+(?:geklärt|klären|prüfen|geprüft|sagen|feststellen|festgestellt)\b"
+    # the comparison group's denial ("than those who did not use …") is no denial of the finding
+    r"|\b(?:than|compared\s+(?:with|to)|versus|vs\.?|als|gegenüber|im\s+vergleich\s+zu)\s+(?:those|people|the\s+ones|"
+    r"others|participants|patients|students|children|diejenigen|jenen?|denen|solchen|personen)\b,?"
+    r"\s+(?:who|that|which|die|welche)\b[^.;:]{0,30}?(?:\b(?:not|nicht|no|kein\w*|never|nie)\b|n't\b)",
     re.I,
 )
 
@@ -523,7 +541,7 @@ _UNITS = {
     "months": "mo", "month": "mo", "monate": "mo", "monaten": "mo", "monat": "mo",
     "years": "yr", "year": "yr", "jahre": "yr", "jahren": "yr", "jahr": "yr",
     "kg": "kg", "g": "g", "mg": "mg", "t": "t", "tonnes": "t", "tons": "t", "tonnen": "t",
-    "km": "km", "m": "m", "cm": "cm", "mm": "mm", "m²": "m2", "m2": "m2", "km²": "km2",
+    "km/h": "km/h", "kmh": "km/h", "m/s": "m/s", "km": "km", "m": "m", "cm": "cm", "mm": "mm", "m²": "m2", "m2": "m2", "km²": "km2",
     "kwh": "kWh", "mwh": "MWh", "w": "W", "kw": "kW", "mw": "MW", "db": "dB", "mmhg": "mmHg",
     "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR", "$": "USD", "usd": "USD", "dollars": "USD",
     "fold": "x", "-fold": "x", "times": "x", "fach": "x", "-fach": "x", "mal": "x",
@@ -624,7 +642,20 @@ def quantities(text: str, lang: str) -> list[Quantity]:
         # "six weeks" measures; a bare "three" may just count things ("three cities").
         found.append(Quantity(float(_NUMBER_WORDS[m.group(1).lower()]), canonical, 0,
                               m.group(0) + (unit.group(0) if unit else ""), weak=canonical is None))
+    # A change by a fraction in words ("fell by one third", "um gut ein Viertel") is a change in per cent.
+    for m in _SHARE_WORD.finditer(text):
+        if not (m.group("num") and m.group("frac")) or not _BY_BEFORE.search(text[max(0, m.start() - 30):m.start()]):
+            continue
+        before = text[max(0, m.start() - 30):m.start()]
+        bound = "min" if _CHANGE_OVER.search(before) else "max" if _CHANGE_UNDER.search(before) else "approx"
+        value = _NUMERATORS[m.group("num").lower()] * _FRACTION_VALUES[m.group("frac").lower()] * 100
+        found.append(Quantity(round(value, 1), "%", 1, m.group(0), bound=bound))
     return found
+
+
+#: "by a good third", "um gut ein Viertel": more than the fraction; "knapp ein Drittel": less.
+_CHANGE_OVER = re.compile(r"\b(?:over|more\s+than|a\s+good|well\s+over|gut|über|mehr\s+als)\s+$", re.I)
+_CHANGE_UNDER = re.compile(r"\b(?:nearly|almost|just\s+under|knapp|fast|beinahe|nicht\s+ganz)\s+$", re.I)
 
 
 _FROM = re.compile(r"\b(?:from|von)\s*$", re.I)
