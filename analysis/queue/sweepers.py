@@ -9,7 +9,7 @@ the queue service (:mod:`analysis.queue.userqueue`) makes the jobs' transitions.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timezone
 
 from analysis import db, messages
 from analysis.pipeline import parsing
@@ -26,15 +26,23 @@ logger = logging.getLogger(__name__)
 #: Failure reason of a job one of whose citations could not be judged.
 JUDGE_FAILED = "judge_failed"
 
+#: A stalled user's promotion is sent at most once per window of this many seconds: two
+#: schedulers in one window send one message, and a promotion whose message was lost or
+#: died (dead-lettered keys live on) is sent again in the next window.
+PROMOTE_WINDOW_SECONDS = 300
 
-def resume(*, broker=None, settings: QueueSettings | None = None) -> dict[str, int]:
+
+def resume(*, broker=None, settings: QueueSettings | None = None, now: datetime | None = None) -> dict[str, int]:
     """Promote users whose queue stalled; re-send pending jobs whose message is missing."""
     broker = messages.broker_or_global(broker)
     settings = settings or QueueSettings.from_env()
+    window = int((now or datetime.now(timezone.utc)).timestamp() // PROMOTE_WINDOW_SECONDS)
     stalled = db.many_on(broker, "user_stalled_many", limit=settings.sweep_batch)
     for user_id, oldest in stalled:
-        # One promotion per stalled (user, oldest job), however many sweeps notice it.
-        messages.send(broker, PROMOTE_ACTOR, args=(user_id,), idempotency_key=f"promote:{user_id}:{oldest}")
+        # One promotion per stalled (user, oldest job) and window, however many sweeps notice
+        # it; promoting is idempotent under the user's lock, so a second one is harmless.
+        messages.send(broker, PROMOTE_ACTOR, args=(user_id,),
+                      idempotency_key=f"promote:{user_id}:{oldest}:{window}")
     lost = db.many_on(broker, "job_pending_without_message_many", limit=settings.sweep_batch)
     resent = sum(userqueue.resend(job_id, old_message_id, broker=broker) for job_id, old_message_id in lost)
     if stalled or resent:

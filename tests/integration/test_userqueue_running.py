@@ -149,6 +149,30 @@ def test_resume_sweeper_promotes_when_the_fast_path_was_lost(queue_broker, queue
     assert events(hooked, second.job_id).count("promoted") == 1
 
 
+def test_resume_sweeper_promotes_again_when_its_promotion_died(queue_broker, hooked):
+    thesis, sources = given_user(hooked, 1)
+    first = userqueue.admit(1, thesis, sources, options={"hold": "never"})
+    second = userqueue.admit(1, thesis, sources)
+    # The first job ended without its tail, and the sweep's promotion then died unprocessed
+    # (out of deliveries): its idempotency key lives on with the dead message.
+    query(hooked, "UPDATE analysis_jobs SET status = 'running', started_at = now() WHERE id = %s", first.job_id)
+    query(hooked, "UPDATE analysis_jobs SET status = 'succeeded', finished_at = now() WHERE id = %s", first.job_id)
+    now = datetime.now(timezone.utc)
+    assert sweepers.resume(now=now)["stalled_users"] == 1
+    query(hooked, "UPDATE citeq_messages SET state = 'dead' WHERE actor_name = 'promote'")
+
+    sweepers.resume(now=now)  # the same window: the key still stands, nothing new is sent
+    assert query(hooked, "SELECT count(*) FROM citeq_messages WHERE actor_name = 'promote' AND state = 'queued'")[0][0] == 0
+
+    later = now + timedelta(seconds=sweepers.PROMOTE_WINDOW_SECONDS)
+    assert sweepers.resume(now=later)["stalled_users"] == 1
+    assert query(hooked, "SELECT count(*) FROM citeq_messages WHERE actor_name = 'promote' AND state = 'queued'")[0][0] == 1
+
+    with running_worker(queue_broker, threads=2):
+        wait_for(lambda: status(hooked, second.job_id) == "succeeded", message="second job ran")
+    assert events(hooked, second.job_id).count("promoted") == 1
+
+
 def test_resume_sweeper_resends_a_pending_job_whose_message_is_lost(queue_broker, hooked):
     thesis, sources = given_user(hooked, 1)
     job = userqueue.admit(1, thesis, sources)
