@@ -12,6 +12,7 @@ paths (broker/sql.py).
 from __future__ import annotations
 
 import contextvars
+import itertools
 import logging
 import os
 import socket
@@ -32,7 +33,7 @@ from dramatiq.message import Message
 from dramatiq.middleware import default_middleware
 from dramatiq.results import Results
 
-from . import sql
+from . import backoff, sql
 from .boot import MigrateAtBoot
 from .consumer import LeasedMessage, PostgresConsumer, QueueState
 from .errors import ConfigurationError, DatabaseUnavailable, MessageTooLarge
@@ -323,18 +324,17 @@ class PostgresBroker(dramatiq.Broker):
         committed. A periodic tick is such a send, and periodiq's scheduler dies of an
         error from a send (issue 11): it waits out a database restart here instead."""
         deadline = time.monotonic() + self.settings.pool_timeout
-        delay = 0.1
-        while True:
+        for attempt in itertools.count():
             try:
                 with self.connection() as conn:
                     return self._insert_on(conn, params)
             except DatabaseUnavailable as exc:
+                delay = backoff.delay(attempt, first=0.1, cap=2.0, jitter=False)
                 if time.monotonic() + delay > deadline:
                     raise
                 logger.warning("send failed, retrying: %s", exc, extra={
                     "action": "send_retried", "idempotency_key": params["idempotency_key"]})
                 time.sleep(delay)
-                delay = min(delay * 2, 2.0)
 
     def _insert_on(self, conn, params: dict) -> Message | None:
         with conn.cursor() as cur:

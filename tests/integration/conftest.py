@@ -12,6 +12,7 @@ import pytest
 from citeq import cli
 
 from tests.conftest import query, wait_for  # noqa: F401 - re-exported to the tests
+from tests.e2e import hooks
 
 
 @pytest.fixture
@@ -43,6 +44,15 @@ def queue_worker(queue_broker):
     """An in-process worker (8 threads) consuming the analysis and maintenance queues."""
     with running_worker(queue_broker) as w:
         yield w
+
+
+@pytest.fixture
+def hooked(conn, monkeypatch):
+    """Work and release check steered through the database (tests/e2e/hooks.py)."""
+    hooks.install(conn)
+    monkeypatch.setenv("CITEQ_ANALYZE_WORK", hooks.WORK)
+    monkeypatch.setenv("CITEQ_RELEASE_CHECK", hooks.RELEASE_CHECK)
+    return conn
 
 
 def open_account(conn, user_id: int, credits: int = 10) -> None:

@@ -8,23 +8,12 @@ The statements run on the real database; only their answers are dropped.
 
 from __future__ import annotations
 
-import pytest
 
 from analysis.queue import sweepers, userqueue
 from broker import DatabaseUnavailable
 
 from tests.conftest import query
-from tests.e2e import hooks
 from tests.integration.conftest import balance, given_user, running_worker, statuses, wait_for
-
-
-@pytest.fixture
-def hooked(conn, monkeypatch):
-    """Work and release check steered through the database (tests/e2e/hooks.py)."""
-    hooks.install(conn)
-    monkeypatch.setenv("CITEQ_ANALYZE_WORK", hooks.WORK)
-    monkeypatch.setenv("CITEQ_RELEASE_CHECK", hooks.RELEASE_CHECK)
-    return conn
 
 
 def lose_start_answers(monkeypatch, times: int) -> list[int]:

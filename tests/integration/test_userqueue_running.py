@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from datetime import datetime, timedelta, timezone
 
-import pytest
 
 from analysis.queue import sweepers, userqueue
 from analysis.queue.jobs import JobStatus
@@ -15,15 +14,6 @@ from tests.e2e import hooks
 from tests.integration.conftest import (
     assert_no_overlap, balance, given_user, running_worker, statuses, wait_for,
 )
-
-
-@pytest.fixture
-def hooked(conn, monkeypatch):
-    """Work and release check steered through the database (tests/e2e/hooks.py)."""
-    hooks.install(conn)
-    monkeypatch.setenv("CITEQ_ANALYZE_WORK", hooks.WORK)
-    monkeypatch.setenv("CITEQ_RELEASE_CHECK", hooks.RELEASE_CHECK)
-    return conn
 
 
 def status(conn, job_id) -> str:
