@@ -27,14 +27,21 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(
     harness.BATCH_DEADLINE + harness.SCHEDULER_AWAY_SECONDS + harness.PROVIDER_DOWN_SECONDS + 300)]
 
 
+def _batch_judging_behind(proxy, faulty, conn) -> list[int]:
+    """Two workers and a scheduler talking to PostgreSQL through ``proxy``, a batch
+    submitted, and its judge calls under way: the moment a fault is injected."""
+    faulty.env["DATABASE_URL"] = proxy.url
+    faulty.worker()
+    faulty.worker()
+    faulty.scheduler()
+    jobs = harness.submit_batch(conn)
+    wait_for(lambda: harness.judge_calls_in_flight(conn), timeout=120, message="judging under way")
+    return jobs
+
+
 def test_connections_cut_at_random_between_workers_and_postgres(faulty, conn, db):
     with harness.CuttingProxy(db) as proxy:
-        faulty.env["DATABASE_URL"] = proxy.url
-        faulty.worker()
-        faulty.worker()
-        faulty.scheduler()
-        jobs = harness.submit_batch(conn)
-        wait_for(lambda: harness.judge_calls_in_flight(conn), timeout=120, message="judging under way")
+        jobs = _batch_judging_behind(proxy, faulty, conn)
         proxy.cutting.set()
         wait_for(lambda: proxy.cuts >= (40 if harness.LONG else 10) or harness.terminal(conn, jobs),
                  timeout=120, interval=0.1, message="connections cut")
@@ -51,12 +58,7 @@ def test_answers_lost_after_claims_and_starts_committed(faulty, conn, db):
     started at least once, so each start and each analyze claim ran under them."""
     statements = [b"EXECUTE citeq_exchange_messages", b"EXECUTE citeq_job_start_many"]
     with harness.AnswerDroppingProxy(db, statements) as proxy:
-        faulty.env["DATABASE_URL"] = proxy.url
-        faulty.worker()
-        faulty.worker()
-        faulty.scheduler()
-        jobs = harness.submit_batch(conn)
-        wait_for(lambda: harness.judge_calls_in_flight(conn), timeout=120, message="judging under way")
+        jobs = _batch_judging_behind(proxy, faulty, conn)
         proxy.cutting.set()
         until = time.monotonic() + 60  # a job stuck unstarted is for the checks below to report
         wait_for(lambda: harness.all_started(conn, jobs) or harness.terminal(conn, jobs) or time.monotonic() > until,

@@ -8,7 +8,6 @@ The statements run on the real database; only their answers are dropped.
 
 from __future__ import annotations
 
-
 from analysis.queue import sweepers, userqueue
 from broker import DatabaseUnavailable
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from datetime import datetime, timedelta, timezone
 
-
 from analysis.queue import sweepers, userqueue
 from analysis.queue.jobs import JobStatus
 
