@@ -28,6 +28,13 @@ _ABBREVIATIONS = frozenset(
 # A boundary candidate: sentence-final punctuation (maybe closed by a quote or
 # bracket), whitespace, then something that can start a sentence.
 _BOUNDARY = re.compile(r"""[.!?]["”’)\]]*\s+(?=["“‘(\[]?[A-ZÄÖÜ0-9])""")
+#: A German ordinal is a number with a period ("den 18. Geburtstag", "des 20. Jahrhunderts",
+#: "am 3. Oktober"): before these nouns the period ends no sentence.
+_ORDINAL_NOUN = re.compile(
+    r"\d{1,2}\.\s+(?:Jahrhundert|Jahrtausend|Geburtstag|Lebensjahr|Lebensmonat|Lebenswoche|Klasse|Jahrgang|"
+    r"Schuljahr|Semester|Quartal|Monat|Woche|Tag|Mal|Platz|Rang|Auflage|Ausgabe|Kapitel|Sitzung|Runde|Welle|"
+    r"Stock|Etage|Legislaturperiode|Januar|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|"
+    r"November|Dezember)", re.I)
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 # A short line without closing punctuation is a heading ("2 Related work"):
 # it ends where the line ends, or it would glue itself to the next sentence.
@@ -55,7 +62,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """
     depth = _paren_depths(text)
     cuts = {m.end() for m in _BOUNDARY.finditer(text)
-            if not _ends_with_abbreviation(text, m.start()) and depth[m.start()] == 0}
+            if not _ends_with_abbreviation(text, m.start()) and depth[m.start()] == 0
+            and not _ORDINAL_NOUN.match(text, max(0, m.start() - 2) if text[m.start() - 2:m.start() - 1].isdigit()
+                                        else m.start() - 1)}
     for line in _HEADING_LINE.finditer(text):
         if len(line.group(0).split()) <= 8:
             cuts.update((line.start(), line.end()))

@@ -172,6 +172,45 @@ _EQUAL = re.compile(
 )
 
 
+_SIGNIFICANT = re.compile(r"\bsignifi\w+", re.I)
+_INSIGNIFICANT = re.compile(
+    r"\b(?:not|no|nicht|kein\w*|non)[\s-]+(?:statistically\s+|statistisch\s+)?signifi\w+|\binsignifi\w+", re.I)
+
+
+#: Words that make a difference large or certain: "significantly", "deutlich", "markedly".
+_INTENSIFIED = re.compile(
+    r"\b(?:significant(?:ly)?|signifikant\w*|markedly|marked|substantial(?:ly)?|considerabl[ey]|clearly|clear|"
+    r"sharply|dramatic(?:ally)?|strongly|far|much|deutlich\w*|erheblich\w*|wesentlich\w*|stark\w*|klar\w*|"
+    r"beträchtlich\w*|drastisch\w*|weit)\b", re.I)
+
+
+#: How often something is done, each as a period: "every week", "weekly", "monatlich".
+_RATES = {
+    "day": r"daily|every\s+day|each\s+day|täglich\w*|jeden\s+tag",
+    "week": r"weekly|every\s+week|each\s+week|wöchentlich\w*|jede\s+woche",
+    "month": r"monthly|every\s+month|each\s+month|monatlich\w*|jeden\s+monat",
+    "year": r"annually|yearly|every\s+year|each\s+year|jährlich\w*|jedes\s+jahr",
+}
+_RATE_PATTERNS = {name: re.compile(rf"\b(?:{spec})\b", re.I) for name, spec in _RATES.items()}
+
+
+def _rates_differ(claim: str, sentence: str) -> str | None:
+    """The reason when the claim says how often at another rate than the sentence ("every
+    week" against "monthly") and the sentence never states the claim's rate."""
+    mine = {name for name, p in _RATE_PATTERNS.items() if p.search(claim)}
+    theirs = {name for name, p in _RATE_PATTERNS.items() if p.search(sentence)}
+    if len(mine) == 1 and theirs and not mine & theirs:
+        return f"the claim says {mine.pop()}ly, the source {'/'.join(sorted(theirs))}ly".replace("dayly", "daily")
+    return None
+
+
+def _only_insignificant(text: str) -> bool:
+    """Whether every "significant" of the text is denied ("the difference was not statistically
+    significant", "kein signifikanter Unterschied"): the text reports no difference, whatever its figures."""
+    denied = len(_INSIGNIFICANT.findall(text))
+    return denied > 0 and denied == len(_SIGNIFICANT.findall(text))
+
+
 #: A sentence that contrasts two things ("X lost it, while Y kept it"): overlap with it alone
 #: cannot tell which side a claim took.
 _CONTRAST = re.compile(r"\b(?:while|whereas|but|unlike|in\s+contrast|however|aber|während|wohingegen|jedoch|"
@@ -338,8 +377,11 @@ class OfflineJudge:
             return _Assessment(verdict=Verdict.uncertain, confidence=0.1, cue="weak", coverage=0.0, sentence=None,
                                reason="the claim has no content words to look for")
         # A sentence stating the claim's figure (2.1 %, "three times") is likelier the one the claim draws on.
+        # So is one stating its share in other words ("jeder Sechste" for 17 %).
         claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
-        cov, cov_window, _, focus = max(scored, key=lambda x: (x[0] + 0.2 * _states_figure(claimed, x[3]), x[1], x[2]))
+        claimed_shares = [sh for sh in lexical.shares(claim, claim_lang) if sh.form == "fraction"]
+        cov, cov_window, _, focus = max(scored, key=lambda x: (
+            x[0] + 0.2 * (_states_figure(claimed, x[3]) or _states_share(claimed_shares, x[3])), x[1], x[2]))
         context = " ".join(s.text for s in sentences)
         if max(cov, cov_window) < self.related_at:
             figure = self._figure_elsewhere(claim, claim_lang, scored, context)
@@ -375,7 +417,8 @@ class OfflineJudge:
         related = max(cov, cov_window)
         anchored = _states_figure([q for q in lexical.quantities(claim, claim_lang) if not q.weak], focus)
         if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences and not anchored:
-            return result(Verdict.not_supported, 0.35 + 0.14 * (self.unrelated_at - related) / self.unrelated_at,
+            # Few shared words is what a paraphrase looks like too: no proof that the source is silent.
+            return result(Verdict.uncertain, 0.1 + 0.35 * related,
                           "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
         # A sentence stating the claim's figures is read on with fewer of its words ("6,4 km/h langsamer").
         if related < (self.anchored_at if anchored else self.weakly_related_at):
@@ -388,6 +431,9 @@ class OfflineJudge:
         figures = _compare_figures(claim, claim_lang, focus, context)
         if figures.contradiction:
             return result(Verdict.not_supported, 0.78 + 0.17 * strength, "figure", figures.contradiction)
+        rate = _rates_differ(claim, focus.text)
+        if rate and (related >= self.related_at or anchored):
+            return result(Verdict.not_supported, 0.7 + 0.1 * strength, "figure", rate)
         if related >= self.related_at:
             shares = _shares_contradicted(claim, claim_lang, focus.text, focus.window, focus.lang)
             if shares is not None and not shares[1]:
@@ -401,7 +447,8 @@ class OfflineJudge:
         if direction == "agree" and lexical.negated(claim) != lexical.negated(clause):
             direction = None  # "did not reduce" against "reduced": the negation below decides
         swapped = on_subject and _comparison_swapped(claim, claim_lang, focus.text, focus.lang)
-        if swapped and _compare_directions(claim, focus.text) == "agree":
+        if swapped and (_compare_directions(claim, focus.text) == "agree"
+                        or (_comparative(claim) is not None and _comparative(claim) == _comparative(focus.text))):
             # "A stronger than B" against "B stronger than A": the sides are exchanged
             return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
                           "the source compares the other way round")
@@ -420,6 +467,17 @@ class OfflineJudge:
             # "promoted less often" against "promotion rates were the same"
             return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
                           "the source states no difference where the claim states one")
+        if (on_subject and not claim_equal and not lexical.negated(claim) and not lexical.hedged(claim)
+                and _only_insignificant(focus.text)
+                and ({"quantity", "frequency", "quality"} & set(lexical.directions(claim)) or _COMPARISON.search(claim))):
+            # "deutlich weniger … als" against "11 % und 10 %; der Unterschied war nicht signifikant":
+            # a clear difference is contradicted; a plain one ("reduces") overstates a trend the
+            # source reports without significance
+            if _INTENSIFIED.search(claim):
+                return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
+                              "the source finds no significant difference where the claim states a clear one")
+            return result(Verdict.partially_supported, 0.55, "absolute",
+                          "the claim states as a finding a difference the source found not significant")
         claim_axes = set(lexical.directions(claim))
         unconfirmed = bool(claim_axes) and direction is None
         if unconfirmed and not claim_axes & set(lexical.directions(clause)):
@@ -570,7 +628,7 @@ class OfflineJudge:
         if Verdict.not_supported in verdicts or Verdict.partially_supported in verdicts:
             # a clause the source plausibly states next to one it does not state at all: it says more
             stated = [a for a in parts if a.verdict is not Verdict.not_supported]
-            unstated = [a for a in parts if a.verdict is Verdict.not_supported and a.cue == "absent"]
+            unstated = [a for a in parts if a.cue == "absent"]
             if supported or Verdict.partially_supported in verdicts or (stated and unstated):
                 lead = max(parts, key=lambda a: a.coverage)
                 return lead.model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.45,
@@ -748,10 +806,29 @@ def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str
 
 
 _FIGURE_SEGMENT = re.compile(
-    r",\s+|;\s*|\s+(?=(?:compared\s+(?:with|to)|versus|vs\.?|while|whereas|than|im\s+vergleich\s+zu|"
-    r"gegenüber|während|wohingegen|als)\b)",
+    r",\s+|;\s*|\s+(?=(?:compared\s+(?:with|to)|versus|vs\.?|while|whereas|than|but|im\s+vergleich\s+zu|"
+    r"gegenüber|während|wohingegen|als|aber|jedoch)\b)",
     re.I,
 )
+
+
+_AND = re.compile(r"\s+(?=(?:and|und|sowie)\b)", re.I)
+
+
+def _figure_segments(text: str) -> list[str]:
+    """The parts of a sentence that each give a figure for one subject: split at commas,
+    comparisons and contrasts, and at "and" where both sides hold a figure ("9 % on pasture
+    farms and 21 % on farms with housing")."""
+    out = []
+    for seg in _FIGURE_SEGMENT.split(text):
+        if not seg or not seg.strip():
+            continue
+        parts = _AND.split(seg)
+        if len(parts) > 1 and all(re.search(r"\d", p) for p in parts):
+            out.extend(parts)
+        else:
+            out.append(seg)
+    return out
 
 
 def _subjects_meet(a: frozenset[str], b: frozenset[str], lang: str) -> bool:
@@ -861,24 +938,77 @@ def _figure_of_another_subject(claim: str, claim_lang: str, focus: _Sentence, sc
     subjects ("4.4 kg in the diet group, compared with 2.9 kg in the control group"), the
     claim's figure must sit with the claim's subject: the reason, if it sits with the other."""
     claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
-    segments = [seg for seg in _FIGURE_SEGMENT.split(focus.text) if seg and seg.strip()]
-    if not claimed or len(segments) < 2:
+    if not claimed:
         return None
-    located = [(seg, q) for seg in segments for q in lexical.quantities(seg, focus.lang) if not q.weak]
     for c in claimed:
-        mine = [seg for seg, q in located if lexical.same_value(c, q) and _units_agree(c, q)]
-        rivals = [(seg, q) for seg, q in located
-                  if _family(q.unit) == _family(c.unit) and not lexical.same_value(c, q) and seg not in mine]
+        mine, rivals = _figure_owners(c, [s for s in _FIGURE_SEGMENT.split(focus.text) if s and s.strip()], focus.lang)
+        if mine and rivals:
+            here = max(scorer.coverage(seg, focus.lang) for seg, _ in mine)
+            seg, rival = max(rivals, key=lambda r: scorer.coverage(r[0], focus.lang))
+            if scorer.coverage(seg, focus.lang) > here + 0.15:
+                return f"the source gives {c.text} for another subject; for the claim's it says {rival.text}"
+        # "41 % in the older recordings but 12 % by the adolescents", "9 % on pasture farms and
+        # 21 % on farms with housing": the groups named after the figures decide
+        mine, rivals = _figure_owners(c, _figure_segments(focus.text), focus.lang)
         if not mine or not rivals:
             continue
-        here = max(scorer.coverage(seg, focus.lang) for seg in mine)
-        seg, rival = max(rivals, key=lambda r: scorer.coverage(r[0], focus.lang))
-        if scorer.coverage(seg, focus.lang) > here + 0.15:
-            return (f"the source gives {c.text} for another subject; for the claim's it says {rival.text}")
+        mine_groups = [_group_after(seg, q, focus.lang) for seg, q in mine]
+        same = frozenset().union(*mine_groups)
+        # the group the claim gives its figure for ("21 % on pasture farms")
+        claim_group = frozenset().union(*(_group_after(seg, q, claim_lang) for seg in _figure_segments(claim)
+                                          for q in lexical.quantities(seg, claim_lang) if lexical.same_value(c, q)))
+        claim_terms = scorer.stems(claim, claim_lang)
+        for seg, q in rivals:
+            theirs = _group_after(seg, q, focus.lang)
+            if not theirs or not same:
+                continue
+            if claim_group:
+                # less what both of the source's groups share ("farms")
+                distinct = claim_group - (same & theirs)
+                moved = bool(distinct & theirs) and not distinct & same
+            else:
+                moved = bool(claim_terms & theirs) and all(g and not claim_terms & g for g in mine_groups)
+            if moved:
+                return f"the source gives {c.text} for another group; for the claim's it says {q.text}"
     return None
 
 
+def _figure_owners(c: lexical.Quantity, segments: list[str], lang: str) -> tuple[list, list]:
+    """The (segment, figure) pairs of `segments` giving the claimed figure `c`, and those giving
+    another figure of its unit family in another segment."""
+    if len(segments) < 2:
+        return [], []
+    located = [(seg, q) for seg in segments for q in lexical.quantities(seg, lang) if not q.weak]
+    mine = [(seg, q) for seg, q in located if lexical.same_value(c, q) and _units_agree(c, q)]
+    taken = {seg for seg, _ in mine}
+    rivals = [(seg, q) for seg, q in located
+              if _family(q.unit) == _family(c.unit) and not lexical.same_value(c, q) and seg not in taken]
+    return mine, rivals
+
+
+#: The group a figure is given for: "in the older recordings", "by the adolescents", "bei den Frauen".
+_GROUP = re.compile(r"\b(?:in|on|at|by|among|for|from|bei|unter|von|für|auf|an)\s+(?:the|den|der|die|dem|des)?\s*"
+                    r"((?:[^\W\d_][\w-]*\s*){1,3})", re.I)
+
+
+def _group_after(segment: str, q: lexical.Quantity, lang: str) -> frozenset[str]:
+    """The content stems of the phrases naming whom a figure of `segment` is about, when they
+    follow it within a few words ("12 % by the adolescents" → adolescents); empty when none does."""
+    at = segment.find(q.text)
+    if at < 0:
+        return frozenset()
+    tail = " ".join(segment[at + len(q.text):].split()[:8])
+    found: frozenset[str] = frozenset()
+    for m in _GROUP.finditer(tail):
+        found |= _stems(m.group(1), lang)
+    return found
+
+
 def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
+    if claimed.unit == "x" and stated.unit != "x" and not (stated.unit is None and stated.decimals):
+        # "five times as high" is a ratio, not the "five box designs" of a method section (a bare
+        # measured value, "a performance factor of 3.1", may be one)
+        return False
     return claimed.unit is None or stated.unit is None or _family(claimed.unit) == _family(stated.unit)
 
 
@@ -972,6 +1102,13 @@ def _states_figure(claimed: list[lexical.Quantity], sentence: _Sentence) -> bool
     return all(any(lexical.same_value(c, q) and _units_agree(c, q) for q in stated) for c in claimed)
 
 
+def _states_share(claimed: list[lexical.Share], sentence: _Sentence) -> bool:
+    """Whether the sentence states a share that agrees with one of the claim's (a fraction or a
+    percentage, in digits or words)."""
+    return bool(claimed) and any(c.agrees(s) for s in lexical.shares(sentence.text, sentence.lang)
+                                 if s.form == "fraction" for c in claimed if s.kind == c.kind)
+
+
 def _mixed_directions(claim: str, sentence: str) -> bool:
     """Whether the sentence states both directions on an axis on which the claim states one."""
     theirs = lexical.directions(sentence)
@@ -986,10 +1123,21 @@ def _comparison_sides(text: str, lang: str) -> tuple[set[str], set[str]] | None:
     """The content terms before and after "than"/"als" of a comparison with a direction word
     before it ("A cooled more than B", "A wirkten stärker als B"), each without the other's."""
     m = _THAN.search(text)
-    if m is None or not lexical.directions(text[:m.start()]):
+    if m is None or not (lexical.directions(text[:m.start()]) or _comparative(text)):
         return None
     left, right = set(lexical.content_terms(text[:m.start()], lang)), set(lexical.content_terms(text[m.end():], lang))
     return left - right, right - left
+
+
+#: The comparative a comparison turns on: the "-er" word just before "than"/"als" ("earlier",
+#: "schneller", "häufiger"), or "more"/"mehr" with the word after it.
+_COMPARATIVE = re.compile(r"\b((?:more|less|mehr|weniger)\s+[^\W\d_]+|[^\W\d_]{3,}er)\b(?:\s+[^\W\d_]+){0,1}\s+(?:than|als)\b",
+                          re.I)
+
+
+def _comparative(text: str) -> str | None:
+    m = _COMPARATIVE.search(text)
+    return m.group(1).lower() if m else None
 
 
 def _comparison_swapped(claim: str, claim_lang: str, sentence: str, lang: str) -> bool:

@@ -313,7 +313,8 @@ _UP = r"""increas\w* ris(?:e|es|ing|en) rose higher highest greater greatest lar
     prolong\w* lengthen\w* verläng\w*
     steig\w* stieg\w* gestiegen anstieg\w* ansteig\w* erhöh\w* zunahme zunehm\w* zugenommen
     höher\w* größer\w* mehr wachs\w* wuchs\w* wächst gewachsen wachstum steiger\w* gesteigert verdoppel\w*
-    vergrößer\w* verstärk\w* größt\w* höchst\w* stärker\w* stärkst\w*"""
+    vergrößer\w* verstärk\w* größt\w* höchst\w* stärker\w* stärkst\w*
+    costlier pricier teurer\w* teuerst\w* kostspieliger\w* verteuer\w*"""
 _DOWN = r"""decreas\w* declin\w* drop\w* fall fell falls falling fallen lower\w* less least fewer fewest smaller
     smallest weaker weakest weaken\w* reduc\w*
     shr[ai]nk\w* shrunk diminish\w* halv\w* lessen\w* sank sink\w* attenuat\w* mitigat\w* curb\w*
@@ -322,14 +323,17 @@ _DOWN = r"""decreas\w* declin\w* drop\w* fall fell falls falling fallen lower\w*
     weniger niedriger\w* geringer\w* kleiner\w* reduzier\w* rückgang zurückgegangen
     zurückgehen verminder\w* fiel fielen gefallen halbier\w* kleinst\w* niedrigst\w* geringst\w*
     wenigst\w* schwächer\w* schwächst\w*
-    abgeschwächt abschwäch\w*"""
+    abgeschwächt abschwäch\w*
+    cheaper cheapest billiger\w* billigst\w* günstiger\w* günstigst\w* verbillig\w*"""
 _BETTER = r"""improv\w* better benefit\w* enhanc\w* verbesser\w* besser\w* gefördert förder\w*"""
 _WORSE = r"""worsen\w* worse deteriorat\w* impair\w* harm\w* verschlechter\w* schlechter\w* beeinträchtig\w*
     geschadet schad\w*"""
 # "zu"/"ab" of a separable verb can follow its verb by a few words: "nahm im Winter deutlich ab".
-_SEPARABLE = {+1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+[\w%.,]+){0,6}?\s+zu\b",
-              -1: r"\b(?:nimmt|nahm|nahmen|nehmen|schwächt|schwächte|schwächten|schwächen)\b(?:\s+[\w%.,]+){0,6}?\s+ab\b"
-                  r"|\b(?:geht|ging|gingen|gehen)\b(?:\s+[\w%.,]+){0,6}?\s+zurück\b"}
+# A main clause can put its subject, a time and the amount between them: "nahm die
+# Nitratauswaschung im Winter um etwa 40 Prozent zu" (ten words at most, within the clause).
+_SEPARABLE = {+1: r"\b(?:nimmt|nahm|nahmen|nehmen)\b(?:\s+[\w%.,]+){0,10}?\s+zu\b",
+              -1: r"\b(?:nimmt|nahm|nahmen|nehmen|schwächt|schwächte|schwächten|schwächen)\b(?:\s+[\w%.,]+){0,10}?\s+ab\b"
+                  r"|\b(?:geht|ging|gingen|gehen)\b(?:\s+[\w%.,]+){0,10}?\s+zurück\b"}
 # "lag über/unter", "was above/below": a level compared, where "über" alone mostly means "about".
 _LEVEL = {+1: r"\b(?:lag|lagen|liegt|liegen|blieb|blieben)\b(?:\s+[\w,]+){0,4}?\s+über\b"
               r"|\b(?:was|were|is|are|remained|lay)\s+(?:\w+\s+){0,2}?above\b",
@@ -373,6 +377,9 @@ _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|cannot|none|nothing|nobody|without\s+(?:any\s+)?(?:significant\s+)?"
     r"(?:effect|change|difference|impact|influence)|fail(?:s|ed)?\s+to|unable\s+to|lack(?:s|ed)?|"
     r"unchanged|unaffected|unrelated|uncorrelated|unassociated|unverändert\w*|unbeeinflusst\w*|"
+    # "changed little" says what "was largely unaffected" says
+    r"(?:changed|varied|differed)\s+(?:only\s+)?(?:little|slightly|marginally)|hardly\s+(?:changed|differed)|"
+    r"(?:veränderte|änderte|unterschied)\w*\s+sich\s+(?:nur\s+)?(?:kaum|wenig|geringfügig)|kaum\s+verändert|"
     r"(?:stayed|remained|stays|remains)\s+(?:the\s+same|stable|constant|flat)|"
     r"(?:blieb|blieben|bleibt|bleiben)\s+(?:\w+\s+)?(?:gleich|stabil|konstant)|"
     r"kein\w*|nicht|nie|niemals|weder|nichts|ohne\s+(?:signifikanten?\s+|messbaren?\s+)?"
@@ -382,6 +389,10 @@ _NEGATION = re.compile(
 #: Negations that are not denials: "not only … but also", "cannot be ruled out" (a hedge).
 _NOT_NEGATION = re.compile(
     r"\bnot\s+only\b|\bnicht\s+nur\b|\bno\s+(?:more|less|fewer)\s+than\b|\bnicht\s+(?:mehr|weniger)\s+als\b"
+    # "no wider than 0.4 mm", "nicht länger als zwei Wochen" bound a figure ("not higher than in
+    # the control group" still denies)
+    r"|\b(?:no\s+\w{2,}er\s+than|nicht\s+\w{2,}er\s+als)(?=\s+(?:\d|about|around|approximately|roughly|etwa|rund|"
+    r"one|two|three|four|five|six|seven|eight|nine|ten|ein\w*|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn)\b)"
     r"|\bcannot\s+be\s+(?:ruled\s+out|excluded)\b|\bnot\s+necessarily\b|\bnicht\s+unbedingt\b"
     r"|\bnicht\s+auszuschließen\b|\bnicht\s+ausgeschlossen\b|\bno\s+doubt\b|\bkein\s+zweifel\b"
     r"|\bwhether\s+or\s+not\b|\bor\s+not\b|\boder\s+nicht\b|\bno\.\s*(?=\d)"
@@ -429,7 +440,8 @@ _CERTAINTY = re.compile(
 #: a finding as possible does not back a claim that states it as fact.
 _MODAL = re.compile(
     r"\b(?:may|might|could|suggest(?:s|ed)?|indicat(?:e|es|ed)\s+that|appears?\s+to|seems?\s+to|possibl[ey]|"
-    r"perhaps|potential(?:ly)?|kann|können|könnte|könnten|dürfte|dürften|möglicherweise|vermutlich|"
+    r"perhaps|potential(?:ly)?|probabl[ey]|presumabl[ey]|kann|können|könnte|könnten|dürfte|dürften|"
+    r"möglicherweise|vermutlich|wahrscheinlich|mutmaßlich|"
     r"(?:cannot|could\s+not)\s+(?:establish|determine|tell|show|say)\s+whether|ob\b.{0,80}?\boffen|"
     r"deute[tn]?\b.{0,80}?\ban|legen\b.{0,60}?\bnahe|legt\b.{0,60}?\bnahe|scheint|scheinen)\b",
     re.I,
@@ -446,9 +458,16 @@ def is_cue(word: str) -> bool:
     return any(p.fullmatch(word) for p in _CUE_PATTERNS)
 
 
+#: A figure before "more/less than" is a difference, not a bound: "cost 15 % more than road haulage".
+_BY_MORE_THAN = re.compile(
+    r"\d(?:[\d.,]*\d)?\s*(?:%|per\s*cent|percent|prozent|times|mal|fach)?\s+"
+    r"(?:(?P<up>more|mehr)|(?P<down>less|fewer|weniger))\s+(?:than|als)\b", re.I)
+
+
 def directions(text: str) -> dict[str, list[int]]:
     """Direction cues per axis, in order of appearance: ``{"quantity": [+1, -1], ...}``."""
     found: dict[str, list[int]] = {}
+    differences = [(m.start(), +1 if m.group("up") else -1) for m in _BY_MORE_THAN.finditer(text)]
     up, down = _SHARES
     shares = [(m.start(), +1) for m in up.finditer(text)] + [(m.start(), -1) for m in down.finditer(text)]
     if shares:
@@ -466,6 +485,8 @@ def directions(text: str) -> dict[str, list[int]]:
         masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
     for axis, (up_, down_) in _AXES.items():
         hits = [(m.start(), +1) for m in up_.finditer(masked)] + [(m.start(), -1) for m in down_.finditer(masked)]
+        if axis == "quantity":
+            hits += differences
         if hits:
             found[axis] = [sign for _, sign in sorted(hits)]
     return found
@@ -484,10 +505,14 @@ def negated_only_by_never(text: str) -> bool:
     return bool(_NEVER.search(text)) and not negated(_NEVER.sub(" ", text))
 
 
+_NEARLY_BEFORE = re.compile(r"\b(?:nearly|almost|virtually|practically|fast|nahezu|beinahe|praktisch)\s+$", re.I)
+
+
 def absolutes(text: str) -> tuple[list[str], list[str]]:
-    """(strong, weak) absolute words of the text, lower case."""
+    """(strong, weak) absolute words of the text, lower case ("nearly every" is none)."""
     return ([m.group(0).lower() for m in _ABSOLUTE_STRONG.finditer(text)],
-            [m.group(0).lower() for m in _ABSOLUTE_WEAK.finditer(text)])
+            [m.group(0).lower() for m in _ABSOLUTE_WEAK.finditer(text)
+             if not _NEARLY_BEFORE.search(text[max(0, m.start() - 14):m.start()])])
 
 
 #: A question the source leaves open ("whether X … could not be assessed", "ob X, bleibt offen"):
@@ -558,7 +583,8 @@ _QUANTITY = re.compile(
 #: Numbers that label rather than measure: "Table 2", "Abb. 3", "p. 14", "Study 1".
 _LABEL_BEFORE = re.compile(
     r"\b(?:table|tab|figure|fig|chapter|section|study|experiment|page|abb|abbildung|tabelle|kapitel|"
-    r"abschnitt|studie|seite|model|hypothesis|hypothese|wave|welle|phase|nr)\.?\s*$|\b(?:p|pp|s|no)\.\s*$",
+    r"abschnitt|studie|seite|model|hypothesis|hypothese|wave|welle|phase|nr|klasse|jahrgangsstufe|grade)\.?\s*$"
+    r"|\b(?:p|pp|s|no)\.\s*$",
     re.I,
 )
 _NUMBER_WORDS = {
@@ -614,11 +640,21 @@ def _parse_number(raw: str, lang: str) -> tuple[float, int] | None:
     return value, decimals
 
 
+#: An ordinal names a place in a series, it measures nothing: "20th century", "des 20. Jahrhunderts".
+_ORDINAL_AFTER = re.compile(
+    r"(?:st|nd|rd|th)\b|\.\s+(?:Jahrhundert|Jahrtausend|Geburtstag|Lebensjahr|Lebensmonat|Lebenswoche|Klasse|"
+    r"Jahrgang|Schuljahr|Semester|Quartal|Monat|Woche|Tag|Mal|Platz|Rang|Auflage|Ausgabe|Kapitel|Sitzung|"
+    r"Runde|Welle|Stock|Etage|Legislaturperiode|Januar|Februar|März|April|Mai|Juni|Juli|August|September|"
+    r"Oktober|November|Dezember)", re.I)
+
+
 def quantities(text: str, lang: str) -> list[Quantity]:
     """The figures of a text with their units; a range gives both ends the unit it ends in."""
     found: list[Quantity] = []
     for m in _QUANTITY.finditer(text):
         if _LABEL_BEFORE.search(text[max(0, m.start() - 14):m.start()]):
+            continue
+        if not m.group("unit") and not m.group("cur") and _ORDINAL_AFTER.match(text, m.end()):
             continue
         unit = _UNITS.get(m.group("unit").lower()) if m.group("unit") else None
         if m.group("cur"):
@@ -711,15 +747,39 @@ def compatible_units(a: Quantity, b: Quantity) -> bool:
 _FRACTION_VALUES = {
     "half": 0.5, "halves": 0.5, "hälfte": 0.5, "halb": 0.5, "halbe": 0.5, "halben": 0.5, "halber": 0.5,
     "halbes": 0.5, "third": 1 / 3, "thirds": 1 / 3, "drittel": 1 / 3, "quarter": 0.25, "quarters": 0.25,
-    "viertel": 0.25, "fifth": 0.2, "fifths": 0.2, "fünftel": 0.2, "tenth": 0.1, "tenths": 0.1, "zehntel": 0.1,
+    "viertel": 0.25, "fifth": 0.2, "fifths": 0.2, "fünftel": 0.2, "sixth": 1 / 6, "sixths": 1 / 6,
+    "sechstel": 1 / 6, "eighth": 0.125, "eighths": 0.125, "achtel": 0.125, "tenth": 0.1, "tenths": 0.1,
+    "zehntel": 0.1,
 }
 _NUMERATORS = {"a": 1, "an": 1, "one": 1, "ein": 1, "eine": 1, "einem": 1, "einen": 1, "einer": 1, "eines": 1,
-               "two": 2, "three": 3, "four": 4, "nine": 9, "zwei": 2, "drei": 3, "vier": 4, "neun": 9}
+               "two": 2, "three": 3, "four": 4, "five": 5, "seven": 7, "nine": 9,
+               "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sieben": 7, "neun": 9}
+#: Small counts in words, for ratios ("one in seven", "vier von zehn", "nine out of ten").
+_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+           "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100, "ein": 1, "eine": 1, "einer": 1,
+           "einem": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9,
+           "zehn": 10, "elf": 11, "zwölf": 12, "zwanzig": 20, "hundert": 100}
+_COUNT = r"(?:" + "|".join(sorted(_COUNTS, key=len, reverse=True)) + r"|\d{1,3})"
+#: A ratio in words: "one delivery in seven", "nine out of ten", "vier von zehn", "jeder Achte".
+_RATIO = re.compile(
+    r"\b(?P<n>" + _COUNT + r")\s+(?:[^\W\d_]+\s+){0,2}?(?:in|out\s+of)\s+(?:every\s+)?(?P<d>" + _COUNT + r")\b"
+    r"|\b(?P<vn>" + _COUNT + r")\s+(?:von|aus)\s+(?P<vd>" + _COUNT + r")\b"
+    r"|\bjede[rsnm]?\s+(?P<ord>zweite|dritte|vierte|fünfte|sechste|siebte|achte|neunte|zehnte|zwanzigste)\w*",
+    re.I,
+)
+_ORDINALS = {"zweite": 2, "dritte": 3, "vierte": 4, "fünfte": 5, "sechste": 6, "siebte": 7, "achte": 8, "neunte": 9,
+             "zehnte": 10, "zwanzigste": 20}
+
+
+def _count(word: str) -> int | None:
+    word = word.lower()
+    return int(word) if word.isdigit() else _COUNTS.get(word)
 _SHARE_WORD = re.compile(
     r"\b(?:(?P<num>" + "|".join(_NUMERATORS) + r")\s+)?(?P<frac>" + "|".join(_FRACTION_VALUES) + r")\b"
     r"|\b(?P<halved>halved|halbiert|halbierte\w*)\b"
     r"|\b(?P<twice>twice|doubled|doppelt|verdoppelt\w*)\b|\b(?P<thrice>tripled|verdreifacht\w*)\b"
-    r"|\b(?P<nearall>(?:nearly|almost|virtually|practically|fast|nahezu|beinahe|praktisch)\s+(?:all|alle|sämtliche)"
+    r"|\b(?P<nearall>(?:nearly|almost|virtually|practically|fast|nahezu|beinahe|praktisch)\s+"
+    r"(?:all|alle|sämtliche|every|each|jede[rsnm]?)"
     r"|(?:nearly|almost)\s+(?:the\s+)?(?:entire|whole))\b"
     r"|\b(?P<most>the\s+majority|a\s+majority|die\s+mehrheit|eine\s+mehrheit|mehrheitlich|die\s+meisten|"
     r"the\s+bulk|most\s+of|(?<!the\s)(?<!at\s)most(?=\s+[^\W\d_]+\b)(?!\s+[^\W\d_]+(?:ly|ive|ant|ent|al|ic|ous|"
@@ -840,7 +900,27 @@ def shares(text: str, lang: str) -> list[Share]:
         elif m.group("all"):
             if re.match(r"\s+(?:but|except|außer)\b", text[m.end():], re.I) or _BY_BEFORE.search(before):
                 continue
+            if re.match(r"\s+(?:" + "|".join(_ORDINALS) + r")", text[m.end():], re.I):
+                continue  # "jeder Achte" is one in eight (read below), not everyone
+            # "all year", "all day long": a span of time, not a share of a group
+            if re.match(r"\s+(?:year|day|week|month|night|season|winter|summer)s?\b", text[m.end():], re.I):
+                continue
             found.append(Share(1.0, 1.0, "share", word, subject, form="all"))
+    for m in _RATIO.finditer(text):
+        if m.group("ord"):
+            n, d = 1, _ORDINALS[m.group("ord").lower()]
+        else:
+            n, d = _count(m.group("n") or m.group("vn")), _count(m.group("d") or m.group("vd"))
+        # "stieg von 2 auf 5" is no ratio: both counts must be small and the part below the whole
+        if not n or not d or n >= d or (m.group("n") is None and m.group("ord") is None
+                                        and m.group("vn").isdigit() and m.group("vd").isdigit()):
+            continue
+        before = text[max(0, m.start() - 30):m.start()]
+        if _BY_BEFORE.search(before):
+            continue
+        bound = next((name for name, pattern in _SHARE_BOUNDS if pattern.search(before)), None)
+        low, high = _interval(n / d, bound, exact=False)
+        found.append(Share(low, high, "share", m.group(0), _subject(text[m.end():m.end() + 60], lang)))
     for q in quantities(text, lang):
         if q.unit not in ("%", "x") or q.weak or q.role == "from":
             continue

@@ -15,10 +15,12 @@ import pytest
 from analysis.pipeline.judges import CONFIDENCE_BANDS
 from tests.judge_cases import evaluate, load_cases
 
-#: Floors, just below the figures of the judge when they were set (85.5 % decided right,
-#: 15.6 % uncertain; per language 87.9 % de, 83.0 % en).
-DECIDED_RIGHT_AT_LEAST = 0.83
-UNCERTAIN_AT_MOST = 0.17
+#: Floors, just below the figures of the judge when they were set (87.7 % decided right,
+#: 23.1 % uncertain; per language 91.9 % de, 83.1 % en). Uncertain rose from 15.6 % when a
+#: claim no sentence shares words with became `uncertain` instead of `not_supported`: over all
+#: five case files such claims were 17 not supported, 17 supported and 16 partially supported.
+DECIDED_RIGHT_AT_LEAST = 0.85
+UNCERTAIN_AT_MOST = 0.25
 PER_LANGUAGE_DECIDED_RIGHT_AT_LEAST = 0.81
 
 
@@ -60,7 +62,8 @@ def test_a_higher_confidence_band_is_a_more_accurate_one(figures: dict) -> None:
     for name, _, _ in CONFIDENCE_BANDS:
         counts = figures["bands"][name]
         total = counts["right"] + counts["wrong"]
-        assert total >= 10, f"band {name} holds too few verdicts to say anything"
+        # the low band is small since few-shared-words claims are `uncertain` (9 verdicts when set)
+        assert total >= 5, f"band {name} holds too few verdicts to say anything"
         accuracy.append(counts["right"] / total)
     assert accuracy == sorted(accuracy), accuracy
     assert accuracy[-1] >= 0.9, accuracy

@@ -69,9 +69,10 @@ def test_unchanged_is_a_denial_of_change():
     ("Deepening the channel shortened the waiting times of container vessels.", HARBOUR, N),
     ("Harbour fees rose during the observation period.", HARBOUR, N),
     ("Die Gebühren der Musikschulen stiegen im Beobachtungszeitraum.", MUSIK, N),
-    # a claim that no sentence of a source of several passages states
-    ("Autonomous tugboats halved insurance premiums for coastal ferries.", HARBOUR, N),
-    ("Chorproben am Wochenende verbesserten die Stimmbildung der Erwachsenen deutlich.", MUSIK, N),
+    # a claim that no sentence of a source of several passages states: few shared words is
+    # what a paraphrase looks like too, so the judge says it cannot tell, never `supported`
+    ("Autonomous tugboats halved insurance premiums for coastal ferries.", HARBOUR, U),
+    ("Chorproben am Wochenende verbesserten die Stimmbildung der Erwachsenen deutlich.", MUSIK, U),
 ])
 def test_paraphrases_and_absent_claims(claim, passages, expected):
     judgement = OfflineJudge().judge(claim, passages)
