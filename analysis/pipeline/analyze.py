@@ -334,8 +334,9 @@ def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id
         index = document_index(broker, user_id, source_id, with_embeddings=with_embeddings)
     source = str(source_id)
     if embedder is None:
-        return index.search(claim, source_id=source, k=k)
-    bm25_hits = index.search(claim, source_id=source, k=max(k, FUSION_DEPTH))
+        # a claim sharing no word with its source (another language) still gets its opening passages
+        return index.search(claim, source_id=source, k=k) or index.opening(source, k)
+    bm25_hits = index.search(claim, source_id=source, k=max(k, FUSION_DEPTH)) or index.opening(source, k)
     if in_postgres:
         embedded = db.one_on(broker, "document_embedded_one", user_id=user_id, document_id=source_id)[0]
     else:

@@ -114,6 +114,13 @@ class PassageIndex:
         order = np.argsort(-scores, kind="stable")[:k]
         return [self._hit(i, float(scores[i])) for i in order if scores[i] > 0]
 
+    def opening(self, source_id: str, k: int = DEFAULT_K) -> list[Hit]:
+        """The first `k` passages of `source_id` in document order (score 0): what a reader
+        looks at when a claim shares no word with the source, as when a German thesis cites an
+        English paper."""
+        found = [i for i, p in enumerate(self._passages) if p.source_id == source_id][:max(k, 0)]
+        return [self._hit(i, 0.0) for i in found]
+
     def has_vectors(self, source_id: str | None = None) -> bool:
         """Whether any passage (of `source_id`, if given) carries an embedding."""
         mask = self._has_vector if source_id is None else self._has_vector & (self._sources == source_id)

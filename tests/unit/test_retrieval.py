@@ -101,3 +101,15 @@ def test_rank_fusion_ignores_raw_scores_and_breaks_ties_by_first_seen():
     assert [h.passage_id for h in fused] == ["x", "y"]
     assert fused[0].score == fused[1].score == pytest.approx(0.5)
     assert fuse_ranks([], []) == []
+
+
+def test_the_opening_passages_of_a_source_in_document_order() -> None:
+    # What retrieval falls back to when a claim shares no word with its source (a German claim
+    # citing an English paper): the source's first passages, never another source's.
+    index = PassageIndex([PassageRecord(passage_id=i, source_id="a" if i % 2 else "b", page=i + 1, text=f"text {i}")
+                          for i in range(6)])
+    assert index.search("Wärmepumpen im Altbau", source_id="a") == []
+    opening = index.opening("a", k=2)
+    assert [h.passage_id for h in opening] == [1, 3]
+    assert all(h.source_id == "a" and h.score == 0.0 for h in opening)
+    assert index.opening("missing") == []
