@@ -1017,9 +1017,16 @@ def _derived(q: lexical.Quantity, nearby: list[lexical.Quantity]) -> bool:
     ("rose by 14 points" for "from 58 % to 72 %"; "doubled" for 10 → 20)."""
     for a in nearby:
         for b in nearby:
-            if a is b or _family(a.unit) != _family(b.unit) or not _units_agree(q, a):
+            if a is b or _family(a.unit) != _family(b.unit):
                 continue
             diff = abs(a.value - b.value)
+            if q.unit == "%" and a.unit != "%" and diff and max(a.value, b.value):
+                # "by about a third" for "from 2.6 to 1.7 minutes": the change relative to the start
+                relative = 100 * diff / (a.value if a.role == "from" else max(a.value, b.value))
+                if abs(relative - q.value) <= (0.15 * q.value if q.bound == "approx" else 0.5):
+                    return True
+            if not _units_agree(q, a):
+                continue
             if diff and round(diff, max(q.decimals, 1)) == round(q.value, max(q.decimals, 1)):
                 return True
             if q.unit in (None, "x") and b.value and round(a.value / b.value, 1) == q.value:
@@ -1170,7 +1177,8 @@ def _overstatement(claim: str, source: str, clause: str | None = None) -> str | 
         return f"{', '.join(certain)} where the source states no such certainty"
     if clause is not None and lexical.modally_hedged(clause) and not lexical.modally_hedged(claim):
         return "a plain statement of what the source states as possible"
-    if weak and not any(lexical.stem(w, "en") in said for w in weak):
+    # "every one of the nine" is backed by "all nine": the weak absolutes say the same
+    if weak and not source_weak:
         if lexical.hedged(source):
             return f"{', '.join(weak)} against hedged source language"
         stated = [q for q in lexical.quantities(source, lexical.language(source)) if q.unit == "%"]

@@ -458,6 +458,11 @@ def is_cue(word: str) -> bool:
     return any(p.fullmatch(word) for p in _CUE_PATTERNS)
 
 
+#: A multiple states a rise: "twelve times the baseline risk", "three times as many".
+_MULTIPLE_UP = re.compile(
+    r"\b(?:twice|(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|\d+(?:[.,]\d+)?)"
+    r"[\s-]*(?:times|fold|mal|fach)(?!\s+(?:per|a|an|each|every|pro|im|in\s+the|daily|weekly|so\s+(?:klein|niedrig|gering))\b))",
+    re.I)
 #: A figure before "more/less than" is a difference, not a bound: "cost 15 % more than road haulage".
 _BY_MORE_THAN = re.compile(
     r"\d(?:[\d.,]*\d)?\s*(?:%|per\s*cent|percent|prozent|times|mal|fach)?\s+"
@@ -468,6 +473,8 @@ def directions(text: str) -> dict[str, list[int]]:
     """Direction cues per axis, in order of appearance: ``{"quantity": [+1, -1], ...}``."""
     found: dict[str, list[int]] = {}
     differences = [(m.start(), +1 if m.group("up") else -1) for m in _BY_MORE_THAN.finditer(text)]
+    differences += [(m.start(), +1) for m in _MULTIPLE_UP.finditer(text)
+                    if not any(abs(m.start() - at) < 40 for at, _ in differences)]
     up, down = _SHARES
     shares = [(m.start(), +1) for m in up.finditer(text)] + [(m.start(), -1) for m in down.finditer(text)]
     if shares:
@@ -763,6 +770,7 @@ _COUNT = r"(?:" + "|".join(sorted(_COUNTS, key=len, reverse=True)) + r"|\d{1,3})
 #: A ratio in words: "one delivery in seven", "nine out of ten", "vier von zehn", "jeder Achte".
 _RATIO = re.compile(
     r"\b(?P<n>" + _COUNT + r")\s+(?:[^\W\d_]+\s+){0,2}?(?:in|out\s+of)\s+(?:every\s+)?(?P<d>" + _COUNT + r")\b"
+    r"|\b(?P<on>" + _COUNT + r")\s+of\s+(?:the\s+|these\s+|those\s+)?(?P<od>" + _COUNT + r")\b"
     r"|\b(?P<vn>" + _COUNT + r")\s+(?:von|aus)\s+(?P<vd>" + _COUNT + r")\b"
     r"|\bjede[rsnm]?\s+(?P<ord>zweite|dritte|vierte|fünfte|sechste|siebte|achte|neunte|zehnte|zwanzigste)\w*",
     re.I,
@@ -910,10 +918,14 @@ def shares(text: str, lang: str) -> list[Share]:
         if m.group("ord"):
             n, d = 1, _ORDINALS[m.group("ord").lower()]
         else:
-            n, d = _count(m.group("n") or m.group("vn")), _count(m.group("d") or m.group("vd"))
+            n = _count(m.group("n") or m.group("vn") or m.group("on"))
+            d = _count(m.group("d") or m.group("vd") or m.group("od"))
         # "stieg von 2 auf 5" is no ratio: both counts must be small and the part below the whole
-        if not n or not d or n >= d or (m.group("n") is None and m.group("ord") is None
-                                        and m.group("vn").isdigit() and m.group("vd").isdigit()):
+        if not n or not d or n >= d or (m.group("vn") is not None and m.group("vn").isdigit()
+                                        and m.group("vd").isdigit()):
+            continue
+        # "one of the two groups" singles one out, "every one of the twelve" is all of them
+        if m.group("on") is not None and (n < 2 or re.search(r"\b(?:every|each|any)\s+$", text[:m.start()], re.I)):
             continue
         before = text[max(0, m.start() - 30):m.start()]
         if _BY_BEFORE.search(before):

@@ -167,3 +167,25 @@ def test_another_rate_is_another_figure() -> None:
     source = "Water quality was sampled monthly over two years at 18 wells in the district, 9 near fields."
     assert judge("Water quality was sampled every week for two years at 18 wells.", source, *TRAMS[3:]) is N
     assert judge("Water quality was sampled every month for two years at 18 wells.", source, *TRAMS[3:]) is not N
+
+
+def test_a_relative_change_derived_from_two_figures() -> None:
+    source = "After the course, the mean time to triage fell from 12.5 to 8.0 minutes per patient."
+    assert judge("The course cut the time to triage by roughly a third, from 12.5 to 8.0 minutes.",
+                 source, *TRAMS[3:]) is S
+
+
+def test_counts_of_a_whole_and_multiples() -> None:
+    assert [(round(s.low, 2), round(s.high, 2)) for s in lexical.shares("in six of the nine bridges", "en")] \
+        == [(0.6, 0.73)]
+    assert lexical.directions("twelve times the baseline risk") == {"quantity": [1]}
+    assert lexical.directions("three times per week") == {}
+    source = "In the month after a flood, claims per household were eight times the regional average."
+    assert judge("Claims per household were eight times higher than average in the month after a flood.",
+                 source, *TRAMS[3:]) is not N
+
+
+def test_every_one_of_is_backed_by_all() -> None:
+    source = ("All twelve bridges were inspected with drones in 2021. Cracks were found on all twelve "
+              "bridges, most of them small. Repairs are likely to take several years.")
+    assert judge("Cracks were found on every one of the twelve bridges inspected.", source, *TRAMS[3:]) is S
