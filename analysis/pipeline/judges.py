@@ -154,7 +154,9 @@ _CLAUSE_BREAK = re.compile(
 #: `_CLAUSE_BREAK`, for finding a part the source does not state.
 _PART_BREAK = re.compile(
     r"\s*;\s+|,?\s+(?=(?:but|whereas|while|although|though|yet|aber|sondern|während|wohingegen|obwohl|wobei)\b)"
-    r"|,?\s+(?=(?:and|und|as\s+well\s+as|sowie)\s)|,\s+(?=(?:which|wodurch|womit|was|thereby|dadurch)\b)",
+    r"|,?\s+(?=(?:and|und|as\s+well\s+as|sowie)\s)|,\s+(?=(?:which|wodurch|womit|was|thereby|dadurch)\b)"
+    # a conclusion drawn from the finding: "…, so older homes can switch without renovation"
+    r"|,\s+(?=(?:so|therefore|thus|hence|meaning|sodass|daher|deshalb|folglich|weshalb)\b)",
     re.I,
 )
 
@@ -1029,6 +1031,8 @@ def _derived(q: lexical.Quantity, nearby: list[lexical.Quantity]) -> bool:
                 continue
             if diff and round(diff, max(q.decimals, 1)) == round(q.value, max(q.decimals, 1)):
                 return True
+            if diff and q.bound in ("approx", "max") and q.value * 0.8 <= diff <= q.value * (1.1 if q.bound == "approx" else 1):
+                return True  # "um fast zwei Monate" for 8.9 against 7.2 months
             if q.unit in (None, "x") and b.value and round(a.value / b.value, 1) == q.value:
                 return True
     return False
@@ -1157,6 +1161,15 @@ def _comparison_swapped(claim: str, claim_lang: str, sentence: str, lang: str) -
     return bool(my_left & their_right) and bool(my_right & their_left) and not my_right & their_right
 
 
+#: Strong absolutes that say the same ("fully" closed is "completely" sealed).
+_ABSOLUTE_KIND = {w: kind for kind, words in {
+    "#complete": "entirely completely totally fully vollständig vollständige vollständigen völlig komplett "
+                 "gänzlich",
+    "#always": "always invariably immer stets",
+    "#never": "never nie niemals",
+}.items() for w in words.split()}
+
+
 def _overstatement(claim: str, source: str, clause: str | None = None) -> str | None:
     """The absolute words of the claim the source does not back: a strong one ("eliminates",
     "always", "vollständig") the source does not use, or a weak one ("all", "alle") against a
@@ -1169,7 +1182,8 @@ def _overstatement(claim: str, source: str, clause: str | None = None) -> str | 
     strong, weak = lexical.absolutes(claim)
     source_strong, source_weak = lexical.absolutes(source)
     said = {lexical.stem(w, "en") for w in source_strong + source_weak}
-    unbacked = [w for w in strong if lexical.stem(w, "en") not in said]
+    said |= {_ABSOLUTE_KIND[w] for w in source_strong if w in _ABSOLUTE_KIND}
+    unbacked = [w for w in strong if lexical.stem(w, "en") not in said and _ABSOLUTE_KIND.get(w) not in said]
     if unbacked:
         return ", ".join(unbacked)
     certain = [w for w in lexical.certainties(claim) if not lexical.certainties(source)]

@@ -684,7 +684,8 @@ def quantities(text: str, lang: str) -> list[Quantity]:
         canonical = _UNITS.get(unit.group(1).lower()) if unit else None
         # "six weeks" measures; a bare "three" may just count things ("three cities").
         found.append(Quantity(float(_NUMBER_WORDS[m.group(1).lower()]), canonical, 0,
-                              m.group(0) + (unit.group(0) if unit else ""), weak=canonical is None))
+                              m.group(0) + (unit.group(0) if unit else ""), weak=canonical is None,
+                              bound=_bound(text[max(0, m.start() - 24):m.start()])))
     # A change by a fraction in words ("fell by one third", "um gut ein Viertel") is a change in per cent.
     for m in _SHARE_WORD.finditer(text):
         if not (m.group("num") and m.group("frac")) or not _BY_BEFORE.search(text[max(0, m.start() - 30):m.start()]):
@@ -923,6 +924,10 @@ def shares(text: str, lang: str) -> list[Share]:
         # "stieg von 2 auf 5" is no ratio: both counts must be small and the part below the whole
         if not n or not d or n >= d or (m.group("vn") is not None and m.group("vn").isdigit()
                                         and m.group("vd").isdigit()):
+            continue
+        # "2 mm wide in 85 % of the slabs": figures in digits make a ratio only side by side ("1 in 7")
+        if m.group("n") is not None and (m.group("n").isdigit() or m.group("d").isdigit()) \
+                and not re.fullmatch(r"\d+\s+(?:in|out\s+of)\s+(?:every\s+)?\d+", m.group(0), re.I):
             continue
         # "one of the two groups" singles one out, "every one of the twelve" is all of them
         if m.group("on") is not None and (n < 2 or re.search(r"\b(?:every|each|any)\s+$", text[:m.start()], re.I)):

@@ -28,8 +28,8 @@ import pytest
 from tests.judge_cases import HELDOUT, evaluate, load_cases
 
 #: (decided right at least, uncertain at most) per batch, just below the figures when set.
-FLOORS = {"judge_cases_heldout.jsonl": (0.90, 0.45), "judge_cases_heldout2.jsonl": (0.80, 0.48),
-          "judge_cases_heldout3.jsonl": (0.77, 0.61), "judge_cases_heldout4.jsonl": (0.65, 0.50)}
+FLOORS = {"judge_cases_heldout.jsonl": (0.90, 0.46), "judge_cases_heldout2.jsonl": (0.80, 0.48),
+          "judge_cases_heldout3.jsonl": (0.85, 0.62), "judge_cases_heldout4.jsonl": (0.65, 0.50)}
 
 
 @pytest.fixture(scope="module", params=HELDOUT, ids=lambda p: p.name)

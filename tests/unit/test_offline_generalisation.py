@@ -189,3 +189,20 @@ def test_every_one_of_is_backed_by_all() -> None:
     source = ("All twelve bridges were inspected with drones in 2021. Cracks were found on all twelve "
               "bridges, most of them small. Repairs are likely to take several years.")
     assert judge("Cracks were found on every one of the twelve bridges inspected.", source, *TRAMS[3:]) is S
+
+
+def test_absolutes_that_say_the_same_back_each_other() -> None:
+    source = "Joints up to 2 mm wide were completely sealed by the resin in 85 % of the slabs."
+    assert judge("The resin fully sealed joints up to 2 mm wide in 85 % of the slabs.", source, *TRAMS[3:]) is S
+
+
+def test_a_conclusion_added_to_a_figure_is_a_partial() -> None:
+    source = "The median energy saving of the retrofitted schools was 18 %, ranging from 9 % to 31 %."
+    claim = "Retrofitted schools saved a median of 18 % of their energy, so every school should be retrofitted now."
+    assert judge(claim, source, *TRAMS[3:]) is P
+
+
+def test_an_approximate_difference_of_two_figures() -> None:
+    source = "Verfahren mit Online-Termin dauerten im Median 4,1 Wochen, solche ohne Online-Termin 6,0 Wochen."
+    assert judge("Mit Online-Termin waren die Verfahren im Median fast zwei Wochen kürzer.", source, *KLINIK[3:]) \
+        is not N
