@@ -25,7 +25,8 @@ CASES = Path(__file__).resolve().parent / "data" / "judge_cases.jsonl"
 #: for it (the figures then are in the commits that added them and in the README).
 HELDOUT = [Path(__file__).resolve().parent / "data" / name
            for name in ("judge_cases_heldout.jsonl", "judge_cases_heldout2.jsonl",
-                        "judge_cases_heldout3.jsonl", "judge_cases_heldout4.jsonl")]
+                        "judge_cases_heldout3.jsonl", "judge_cases_heldout4.jsonl",
+                        "judge_cases_heldout5.jsonl")]
 VERDICTS = ["supported", "partially_supported", "not_supported", "uncertain"]
 
 

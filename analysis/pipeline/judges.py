@@ -441,6 +441,9 @@ class OfflineJudge:
             if shares is not None and not shares[1]:
                 return result(Verdict.not_supported, 0.7 + 0.1 * strength, "figure",
                               f"the source states another share ({shares[0]})")
+        group_share = _share_of_the_group(claim, claim_lang, focus.text, focus.lang)
+        if group_share:
+            return result(Verdict.not_supported, 0.7 + 0.1 * strength, "figure", group_share)
         shares_agree = _shares_agree(claim, claim_lang, focus.text, focus.lang)
         clause = scorer.closest_clause(focus)
         clause_cov = max(cov, scorer.coverage(clause, focus.lang))
@@ -450,7 +453,9 @@ class OfflineJudge:
             direction = None  # "did not reduce" against "reduced": the negation below decides
         swapped = on_subject and _comparison_swapped(claim, claim_lang, focus.text, focus.lang)
         if swapped and (_compare_directions(claim, focus.text) == "agree"
-                        or (_comparative(claim) is not None and _comparative(claim) == _comparative(focus.text))):
+                        or (_comparative(claim) is not None and _comparative(claim) == _comparative(focus.text))
+                        or (_AS_AS.search(claim) and _AS_AS.search(focus.text)
+                            and _AS_AS.search(claim).group(0).lower() == _AS_AS.search(focus.text).group(0).lower())):
             # "A stronger than B" against "B stronger than A": the sides are exchanged
             return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
                           "the source compares the other way round")
@@ -878,6 +883,25 @@ def _shares_contradicted(claim: str, claim_lang: str, evidence: str, window: str
     return None
 
 
+def _share_of_the_group(claim: str, claim_lang: str, evidence: str, lang: str) -> str | None:
+    """The reason when the evidence gives a share for the group the claim names ("14 Prozent
+    von Grafen und Hochadel") that disagrees with the claim's share for it ("mehr als ein
+    Drittel … von Grafen und Hochadel"), and no share it gives that group agrees."""
+    stated = [(s, _group_after(evidence, s, lang)) for s in lexical.shares(evidence, lang) if s.form == "fraction"]
+    if len(stated) < 2:
+        return None
+    for share in lexical.shares(claim, claim_lang):
+        if share.form != "fraction":
+            continue
+        group = _group_after(claim, share, claim_lang)
+        common = frozenset.intersection(*(g for _, g in stated)) if all(g for _, g in stated) else frozenset()
+        distinct = group - common
+        theirs = [s for s, g in stated if s.kind == share.kind and distinct & g]
+        if distinct and theirs and not any(share.agrees(s) for s in theirs):
+            return (f"the source gives the claim's group “{theirs[0].text}”, not “{share.text}”")
+    return None
+
+
 def _shares_agree(claim: str, claim_lang: str, evidence: str, lang: str) -> bool:
     """Whether each share of the claim meets an agreeing share of the evidence ("a third" and 33 %)."""
     claimed = lexical.shares(claim, claim_lang)
@@ -1130,20 +1154,39 @@ def _mixed_directions(claim: str, sentence: str) -> bool:
 _THAN = re.compile(r"\b(?:than|als)\b", re.I)
 
 
-def _comparison_sides(text: str, lang: str) -> tuple[set[str], set[str]] | None:
-    """The content terms before and after "than"/"als" of a comparison with a direction word
-    before it ("A cooled more than B", "A wirkten stärker als B"), each without the other's."""
+#: An equative with a multiple or a degree: "dreimal so hoch wie", "twice as high as".
+_AS_AS = re.compile(r"\b(?:so|as)\s+[^\W\d_]+(?:\s+[^\W\d_]+)?\s+(?P<pivot>wie|as)\b", re.I)
+
+
+def _comparison_pivot(text: str) -> re.Match | None:
+    """Where a comparison turns: its "than"/"als" after a comparative or a direction word, or
+    the second "as"/"wie" of "three times as high as"."""
     m = _THAN.search(text)
-    if m is None or not (lexical.directions(text[:m.start()]) or _comparative(text)):
+    # (read up to "than" itself: "for more than one hour" is a bound, no comparison)
+    if m is not None and (lexical.directions(text[:m.end()]) or _comparative(text)):
+        return m
+    eq = _AS_AS.search(text)
+    if eq is not None and lexical.directions(text[:eq.end()]):
+        return eq
+    return None
+
+
+def _comparison_sides(text: str, lang: str) -> tuple[set[str], set[str]] | None:
+    """The content terms before and after the pivot of a comparison ("A cooled more than B",
+    "A wirkten stärker als B", "in A dreimal so hoch wie in B"), each without the other's."""
+    m = _comparison_pivot(text)
+    if m is None:
         return None
-    left, right = set(lexical.content_terms(text[:m.start()], lang)), set(lexical.content_terms(text[m.end():], lang))
+    start, end = (m.start("pivot"), m.end("pivot")) if "pivot" in m.re.groupindex else (m.start(), m.end())
+    left, right = set(lexical.content_terms(text[:start], lang)), set(lexical.content_terms(text[end:], lang))
     return left - right, right - left
 
 
 #: The comparative a comparison turns on: the "-er" word just before "than"/"als" ("earlier",
 #: "schneller", "häufiger"), or "more"/"mehr" with the word after it.
-_COMPARATIVE = re.compile(r"\b((?:more|less|mehr|weniger)\s+[^\W\d_]+|[^\W\d_]{3,}er)\b(?:\s+[^\W\d_]+){0,1}\s+(?:than|als)\b",
-                          re.I)
+_COMPARATIVE = re.compile(r"\b((?i:more|less|mehr|weniger)\s+[^\W\d_]+|[a-zäöüß][^\W\d_]{2,}er)\b"
+                          r"(?:\s+[^\W\d_]+){0,1}\s+(?i:than|als)\b")
+# (lower case: "Stadtbürger als Stifter" is a noun and "as", no comparison)
 
 
 def _comparative(text: str) -> str | None:
@@ -1158,7 +1201,14 @@ def _comparison_swapped(claim: str, claim_lang: str, sentence: str, lang: str) -
     if mine is None or theirs is None:
         return False
     (my_left, my_right), (their_left, their_right) = mine, theirs
-    return bool(my_left & their_right) and bool(my_right & their_left) and not my_right & their_right
+    if bool(my_left & their_right) and bool(my_right & their_left) and not my_right & their_right:
+        return True
+    # one side named in other words ("anderen" for "nichtdeutscher"): the side the claim names
+    # in the source's words stands on the other side there, and on neither side of its own
+    # (what both put before the pivot is the predicate, "verbesserten ihre Rechtschreibung", not a side)
+    left_only, right_only = my_left - their_left, my_right - their_right
+    return ((bool(left_only & their_right) and not my_right & their_right)
+            or (bool(right_only & their_left) and not my_left & their_right))
 
 
 #: Strong absolutes that say the same ("fully" closed is "completely" sealed).
@@ -1168,6 +1218,13 @@ _ABSOLUTE_KIND = {w: kind for kind, words in {
     "#always": "always invariably immer stets",
     "#never": "never nie niemals",
 }.items() for w in words.split()}
+
+
+#: An association, not a cause: "was associated with", "ging mit … einher", "correlated".
+_ASSOCIATION = re.compile(
+    r"\b(?:associated\s+with|association|linked\s+(?:to|with)|correlat\w*|went\s+along\s+with|"
+    r"related\s+to|relationship|einher\w*|zusammenhang\w*|zusammenhäng\w*|korrel\w*|assoziiert\w*|verbunden)\b",
+    re.I)
 
 
 def _overstatement(claim: str, source: str, clause: str | None = None) -> str | None:
@@ -1191,6 +1248,9 @@ def _overstatement(claim: str, source: str, clause: str | None = None) -> str | 
         return f"{', '.join(certain)} where the source states no such certainty"
     if clause is not None and lexical.modally_hedged(clause) and not lexical.modally_hedged(claim):
         return "a plain statement of what the source states as possible"
+    if (clause is not None and _ASSOCIATION.search(clause) and not _ASSOCIATION.search(claim)
+            and (lexical.directions(claim) or lexical.certainties(claim))):
+        return "a cause where the source reports an association"
     # "every one of the nine" is backed by "all nine": the weak absolutes say the same
     if weak and not source_weak:
         if lexical.hedged(source):

@@ -358,6 +358,14 @@ _AXES = {
     "level": (re.compile(_LEVEL[+1], re.I), re.compile(_LEVEL[-1], re.I)),
 }
 _SHARES = (re.compile(_SHARE[+1], re.I), re.compile(_SHARE[-1], re.I))
+#: How fast: "sped up", "schneller" against "more slowly", "verlangsamt" (read first, then masked,
+#: so that the "more" of "more slowly" is no rise).
+_SPEED = (
+    re.compile(r"\b(?:faster|quicker|more\s+(?:quickly|rapidly)|sped\s+up|speed(?:s|ed|ing)?\s+up|hasten\w*|"
+               r"schneller\w*|rascher\w*|beschleunig\w*)\b", re.I),
+    re.compile(r"\b(?:slower|more\s+slowly|less\s+(?:quickly|rapidly)|slow(?:s|ed|ing)?(?:\s+down)?|decelerat\w*|"
+               r"langsamer\w*|verlangsam\w*)\b", re.I),
+)
 #: How often: "more often", "häufiger" against "less often", "seltener".
 _FREQUENCY = (
     re.compile(r"\b(?:more\s+(?:often|frequent\w*|commonly)|häufiger\w*|öfter\w*|vermehrt\w*)\b", re.I),
@@ -377,6 +385,11 @@ _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|cannot|none|nothing|nobody|without\s+(?:any\s+)?(?:significant\s+)?"
     r"(?:effect|change|difference|impact|influence)|fail(?:s|ed)?\s+to|unable\s+to|lack(?:s|ed)?|"
     r"unchanged|unaffected|unrelated|uncorrelated|unassociated|unverändert\w*|unbeeinflusst\w*|"
+    # left out of a study: "freight trains were excluded" says what "did not include freight trains" says
+    r"(?:were|was|are|is|been)\s+(?:left\s+out|excluded|omitted)|(?:wurden|wurde|blieben|blieb)\s+"
+    r"(?:\w+\s+){0,3}?(?:ausgeschlossen|ausgeklammert|unberücksichtigt)|"
+    # gone: "the association largely disappeared", "verschwand weitgehend"
+    r"disappear(?:ed|s)?|vanish(?:ed|es)?|verschwand\w*|verschwunden|verschwindet|"
     # "changed little" says what "was largely unaffected" says
     r"(?:changed|varied|differed)\s+(?:only\s+)?(?:little|slightly|marginally)|hardly\s+(?:changed|differed)|"
     r"(?:veränderte|änderte|unterschied)\w*\s+sich\s+(?:nur\s+)?(?:kaum|wenig|geringfügig)|kaum\s+verändert|"
@@ -448,7 +461,7 @@ _MODAL = re.compile(
 )
 
 
-_CUE_PATTERNS = (*(p for pair in _AXES.values() for p in pair), *_SHARES, *_FREQUENCY, _ABSOLUTE_STRONG, _CERTAINTY, _ABSOLUTE_WEAK, _HEDGE, _NEGATION)
+_CUE_PATTERNS = (*(p for pair in _AXES.values() for p in pair), *_SHARES, *_FREQUENCY, *_SPEED, _ABSOLUTE_STRONG, _CERTAINTY, _ABSOLUTE_WEAK, _HEDGE, _NEGATION)
 
 
 @lru_cache(maxsize=65536)
@@ -460,7 +473,8 @@ def is_cue(word: str) -> bool:
 
 #: A multiple states a rise: "twelve times the baseline risk", "three times as many".
 _MULTIPLE_UP = re.compile(
-    r"\b(?:twice|(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|\d+(?:[.,]\d+)?)"
+    r"\b(?:twice|doppelt\s+so|(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
+    r"zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|zwölf|zwanzig|\d+(?:[.,]\d+)?)"
     r"[\s-]*(?:times|fold|mal|fach)(?!\s+(?:per|a|an|each|every|pro|im|in\s+the|daily|weekly|so\s+(?:klein|niedrig|gering))\b))",
     re.I)
 #: A figure before "more/less than" is a difference, not a bound: "cost 15 % more than road haulage".
@@ -486,6 +500,13 @@ def directions(text: str) -> dict[str, list[int]]:
         found["frequency"] = [sign for _, sign, _ in sorted(often, key=lambda x: x[0])]
     masked = text
     for _, _, m in often:
+        masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
+    fast, slow = _SPEED
+    speed = sorted([(m.start(), +1, m) for m in fast.finditer(masked)] + [(m.start(), -1, m) for m in slow.finditer(masked)],
+                   key=lambda x: x[0])
+    if speed:
+        found["speed"] = [sign for _, sign, _ in speed]
+    for _, _, m in speed:
         masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
     masked = _NOT_DIRECTION.sub(lambda m: " " * len(m.group(0)), masked)
     for m in list(up.finditer(masked)) + list(down.finditer(masked)):  # "more than half" is a share

@@ -11,14 +11,15 @@ so the floors below guard against regressions, they do not measure quality.
 Batch 3 (86 cases, 14 sources of new domains) measured before any change for it: 65.9 % right
 among decided, 52.3 % uncertain, three contradicted claims `supported` (a figure of the older
 group given for the younger, "nahm … zu" for "verringerte sich", "teurer" for "günstiger").
-Batch 4 (87 cases, 14 more sources; written by someone who had read neither the judge nor the
-other batches) measured before any change for it: 43.5 % right among decided, 28.7 % uncertain,
-three contradicted claims `supported` (a comparison turned round, figures of two groups
-swapped, "every week" for "monthly"). Both were then used to find general faults (see
-tests/unit/test_offline_generalisation.py); after those changes batch 3 stands at 80.0 % /
-59.3 %, batch 4 at 68.9 % / 48.3 %, no contradiction `supported` in any batch. The floors sit
+Batches 4 and 5 (87 and 86 cases, 14 sources each, written by people who had read neither the
+judge nor the other batches) measured before any change for them: batch 4 43.5 % / 28.7 % /
+three contradictions `supported` on the judge before this round; batch 5 61.2 % / 43.0 % / two
+on the judge after the batch-3/4 round (50.0 % / 27.9 % / four on the one before). All three
+were then used to find general faults (tests/unit/test_offline_generalisation.py, each rule
+tested on cases written anew); today batch 3 stands at 88.2 % / 60.5 %, batch 4 at 69.6 % /
+47.1 %, batch 5 at 74.0 % / 41.9 %, no contradiction `supported` in any batch. The floors sit
 just under today's figures; the honest estimate for unseen text is the "before" figures, and
-the share of `uncertain` on heavily paraphrased text is far above the issue's 30 %.
+the share of `uncertain` on paraphrased text is far above the issue's 30 %.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from tests.judge_cases import HELDOUT, evaluate, load_cases
 
 #: (decided right at least, uncertain at most) per batch, just below the figures when set.
 FLOORS = {"judge_cases_heldout.jsonl": (0.90, 0.46), "judge_cases_heldout2.jsonl": (0.80, 0.48),
-          "judge_cases_heldout3.jsonl": (0.85, 0.62), "judge_cases_heldout4.jsonl": (0.65, 0.50)}
+          "judge_cases_heldout3.jsonl": (0.85, 0.62), "judge_cases_heldout4.jsonl": (0.66, 0.49),
+          "judge_cases_heldout5.jsonl": (0.71, 0.44)}
 
 
 @pytest.fixture(scope="module", params=HELDOUT, ids=lambda p: p.name)

@@ -206,3 +206,51 @@ def test_an_approximate_difference_of_two_figures() -> None:
     source = "Verfahren mit Online-Termin dauerten im Median 4,1 Wochen, solche ohne Online-Termin 6,0 Wochen."
     assert judge("Mit Online-Termin waren die Verfahren im Median fast zwei Wochen kürzer.", source, *KLINIK[3:]) \
         is not N
+
+
+@pytest.mark.parametrize("claim, source, expected", [
+    # an equative turned round ("twice as many in A as in B" against "twice as high in B as in A")
+    ("In Stadtwäldern starben etwa doppelt so viele Eichen wie in Auwäldern.",
+     "In Auwäldern war die Sterblichkeit der Eichen etwa doppelt so hoch wie in Stadtwäldern.", N),
+    # one side named in other words ("other" for "non-local")
+    ("Schüler mit einheimischen Eltern verbesserten ihre Rechtschreibung stärker als Schüler mit anderen Eltern.",
+     "Schüler mit zugewanderten Eltern verbesserten ihre Rechtschreibung stärker als Schüler mit einheimischen Eltern.",
+     N),
+])
+def test_comparisons_turned_round_in_other_words(claim: str, source: str, expected: Verdict) -> None:
+    assert judge(claim, source, *KLINIK[3:]) is expected
+
+
+def test_a_noun_before_als_is_no_comparison() -> None:
+    source = "Nach 1500 ging der Anteil der Zünfte weiter zurück, während Kaufleute erstmals als Stifter auftraten."
+    claim = "Seit 1500 traten neben den Zünften auch Händler als Stifter auf, während die Zünfte noch seltener stifteten."
+    assert judge(claim, source, *KLINIK[3:]) is not N
+
+
+def test_the_share_the_source_gives_the_claims_group() -> None:
+    source = ("Etwa drei Viertel der Anträge kamen von Vereinen und Initiativen, nur 12 Prozent von Kommunen "
+              "und Landkreisen.")
+    assert judge("Mehr als ein Drittel der Anträge kam von Kommunen und Landkreisen.", source, *KLINIK[3:]) is N
+    assert judge("Rund drei Viertel der Anträge kamen von Vereinen und Initiativen.", source, *KLINIK[3:]) is S
+
+
+def test_speed_is_a_direction() -> None:
+    assert lexical.directions("Shade sped up the drying of the plots") == {"speed": [1]}
+    assert lexical.directions("plots dried more slowly than open ones") == {"speed": [-1]}
+    source = "Shaded plots dried more slowly than open plots at the same slope, as the sensors showed."
+    assert judge("Shade sped up the drying of plots compared with open plots at the same slope.", source,
+                 *TRAMS[3:]) is not S
+
+
+@pytest.mark.parametrize("text", ["Freight trains were left out of the analysis.",
+                                  "Die Pendler wurden aus der Auswertung ausgeschlossen.",
+                                  "The association largely disappeared once income was controlled for."])
+def test_left_out_and_gone_are_denials(text: str) -> None:
+    assert lexical.negated(text)
+
+
+def test_a_cause_where_the_source_reports_an_association() -> None:
+    source = "Attending a language course was associated with a seven points higher employment rate."
+    assert judge("Language courses raise the employment rate by seven points.", source, *TRAMS[3:]) is P
+    assert judge("Attending a language course was linked to a seven points higher employment rate.", source,
+                 *TRAMS[3:]) is S
