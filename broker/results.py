@@ -12,8 +12,15 @@ with their TTL and the heartbeat thread prunes them.
 
 from __future__ import annotations
 
+import threading
+
 from dramatiq.results import ResultBackend
 from dramatiq.results.backend import Missing
+
+from . import sql
+from .errors import ConfigurationError, DatabaseUnavailable
+from .pool import BROKEN, Pool
+from .settings import BrokerSettings
 
 
 class PostgresBackend(ResultBackend):
@@ -21,27 +28,58 @@ class PostgresBackend(ResultBackend):
 
     Parameters:
       broker: the :class:`~broker.PostgresBroker` whose database and pool to use; when
-        omitted, a broker of its own on ``url`` (default ``DATABASE_URL``) that only lends
-        its connections.
+        omitted, a connection pool of its own on ``url`` (default ``DATABASE_URL``), sized
+        by the broker's settings (``CITEQ_POOL_SIZE``, ...).
       namespace, encoder, use_namespace_prefix_keys: as for any Dramatiq result backend.
     """
 
     def __init__(self, broker=None, *, url: str | None = None, namespace: str = "citeq-results",
                  encoder=None, use_namespace_prefix_keys: bool = False) -> None:
         super().__init__(namespace=namespace, encoder=encoder, use_namespace_prefix_keys=use_namespace_prefix_keys)
-        if broker is None:
-            from .postgres import PostgresBroker
-
-            broker = PostgresBroker(url, middleware=[])
         self.broker = broker
+        self._database = broker if broker is not None else _Database(url)
 
     def _get(self, message_key: str):
-        rows = self.broker.execute("get_result", message_key=message_key)
+        rows = self._database.execute("get_result", message_key=message_key)
         if not rows:
             return Missing
         return self.encoder.decode(bytes(rows[0][0]))
 
     def _store(self, message_key: str, result, ttl: int) -> None:
-        self.broker.execute(
+        self._database.execute(
             "store_result", message_key=message_key, result=self.encoder.encode(result), ttl_ms=ttl
         )
+
+
+class _Database:
+    """The broker's named queries over a pool of their own: all a backend made from a URL
+    needs (a whole broker would be one more object to close, and an import cycle)."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+        self.queries = sql.broker_queries()
+        self._pool: Pool | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def pool(self) -> Pool:
+        # DATABASE_URL is read at first use, as the broker reads it.
+        with self._lock:
+            if self._pool is None:
+                settings = BrokerSettings.from_env(database_url=self.url)
+                if not settings.database_url:
+                    raise ConfigurationError("PostgresBackend needs a broker, url=... or DATABASE_URL")
+                self._pool = Pool(settings.database_url, size=settings.pool_size, timeout=settings.pool_timeout,
+                                  idle_seconds=settings.pool_idle_seconds, application_name="citeq-results")
+            return self._pool
+
+    def execute(self, query: str, **params) -> list[tuple]:
+        """Run one named query on a pooled connection; return its rows (if any)."""
+        try:
+            with self.pool.connection() as conn:
+                conn.autocommit = True
+                with conn.cursor() as cur:
+                    sql.execute(cur, query, self.queries[query], params)
+                    return cur.fetchall() if cur.description else []
+        except BROKEN as exc:
+            raise DatabaseUnavailable(str(exc).strip() or "database connection lost") from exc
