@@ -56,7 +56,7 @@ def uploads_of(names, kind="source"):
 
 def bench_extraction(rounds: int) -> tuple[float, float]:
     from analysis.pipeline.chunking import split_passages
-    from analysis.pipeline.pdftext import extract_pages
+    from analysis.pipeline.readers import extract_pages
 
     pdfs = [p for p in sorted(SAMPLES.glob("*.pdf"))]
     data = [(p.name, p.read_bytes()) for p in pdfs]

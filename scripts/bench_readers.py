@@ -20,7 +20,8 @@ sys.path.insert(0, str(ROOT))
 
 from analysis.pipeline.chunking import split_passages  # noqa: E402
 from analysis.pipeline.document import Page, normalize_text  # noqa: E402
-from analysis.pipeline.pdftext import extract_pages, open_pdf  # noqa: E402
+from analysis.pipeline.pdftext import open_pdf  # noqa: E402
+from analysis.pipeline.readers import extract_pages  # noqa: E402
 
 
 def main() -> None:

@@ -40,7 +40,7 @@ from pydantic import BaseModel
 from analysis import db, messages
 from analysis.pipeline import budget
 from analysis.pipeline.citations import Citation, SourceInfo, SourceMatch, extract_citations, resolve_sources
-from analysis.pipeline.document import Document
+from analysis.pipeline.readers import stored_document
 from analysis.queue.jobs import Job, Outcome
 from analysis.pipeline.embeddings import OpenAIEmbedder, embedder_for
 from analysis.pipeline.judges import (Judge, Judgement, OfflineJudge, ProviderError, ProviderPermanentError,
@@ -104,7 +104,7 @@ def extract(job: Job, *, broker=None) -> int:
     pages = [Page(number=p, text=t) for p, t in
              db.many_on(broker, "document_pages_many", user_id=job.user_id, document_id=job.thesis_id)]
     stored = db.one_on(broker, "document_structure_one", user_id=job.user_id, document_id=job.thesis_id)
-    citations = extract_citations(Document.from_stored(pages, stored[0] if stored else None))
+    citations = extract_citations(stored_document(pages, stored[0] if stored else None))
     sources = db.many_on(broker, "job_sources_many", job_id=job.id)
     infos = [SourceInfo(id=str(s[0]), filename=s[1], text=s[2], metadata=_source_metadata(s[3], s[4]))
              for s in sources]

@@ -44,6 +44,8 @@ from pydantic import BaseModel, Field
 from analysis.pipeline.chunking import sentence_spans
 from analysis.inputs import DOI_PATTERN
 from analysis.pipeline.document import FOOTNOTE_MARK, Document, Page, Paragraph
+from analysis.pipeline.headings import REFERENCE_HEADING_LINE, is_reference_heading
+from analysis.pipeline.plaintext import text_document
 
 # Ranges like [1-9999] are typos or not citations; cap what one group expands to.
 MAX_RANGE = 50
@@ -92,13 +94,6 @@ _NOT_AUTHORS = frozenset(
     Herbst January February March April May June July August September October November December Januar Februar
     März Mai Juni Juli Oktober Dezember Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Okt Dez""".split())
 
-_HEADING_WORDS = (r"(?:references|reference\s+list|list\s+of\s+references|bibliography|works\s+cited"
-                  r"|literature(?:\s+cited)?|sources|literaturverzeichnis|literatur|quellenverzeichnis|quellen"
-                  r"|quellenangaben)")
-_HEADING_TEXT = re.compile(
-    rf"(?i)^[ \t]*(?:#{{1,6}}[ \t]*)?(?:(?:\d+|[IVX]+|[A-Z])(?:\.\d+)*\.?[ \t]+)?{_HEADING_WORDS}[ \t]*:?[ \t#]*$")
-_HEADING = re.compile(
-    rf"(?im)^[ \t]*(?:#{{1,6}}[ \t]*)?(?:(?:\d+|[IVX]+)(?:\.\d+)*\.?[ \t]+)?{_HEADING_WORDS}[ \t]*:?[ \t#]*$")
 _NUMERIC_ENTRY = re.compile(r"(?m)^[ \t]*\[(\d{1,4})\][ \t]*")
 _DOTTED_ENTRY = re.compile(r"(?m)^[ \t]*(\d{1,4})\.[ \t]+(?=\S)")
 _PAREN_NUMBER_ENTRY = re.compile(r"(?m)^[ \t]*(\d{1,4})\)[ \t]+(?=\S)")
@@ -229,18 +224,13 @@ def normalize_doi(s: str) -> str | None:
     return found.lower() if found else None
 
 
-def is_reference_heading(text: str) -> bool:
-    """True if `text` (a heading or a line on its own) names a reference list."""
-    return bool(_HEADING_TEXT.match(" ".join(text.split()))) if len(text) < 60 else False
-
-
 def find_reference_section(text: str) -> tuple[str, str]:
     """Split `text` into (body, reference list) at the last reference heading line.
 
     The last heading wins because a table of contents names the section too.
     Without a heading the whole text is body and the list is empty.
     """
-    headings = list(_HEADING.finditer(text))
+    headings = list(REFERENCE_HEADING_LINE.finditer(text))
     if not headings:
         return text, ""
     last = headings[-1]
@@ -264,8 +254,6 @@ def extract_citations(thesis: str | Sequence[Page] | Document) -> list[Citation]
 
     Pass a `Document` (or pages) to get page numbers; a plain string gives `page=None`.
     """
-    from analysis.pipeline.readers import text_document
-
     if isinstance(thesis, Document):
         document, paged = thesis, True
     elif isinstance(thesis, str):

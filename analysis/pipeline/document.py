@@ -89,13 +89,9 @@ class Document(BaseModel):
         return self.model_dump(include={"headings", "paragraphs", "footnotes"})
 
     @classmethod
-    def from_stored(cls, pages: list[Page], structure: dict | None) -> "Document":
-        """A document back from its stored pages and structure (None: parsed before there was
-        one; the plain-text reader rebuilds it from the pages)."""
-        if not structure:
-            from analysis.pipeline.readers import text_document
-
-            return text_document(pages)
+    def from_stored(cls, pages: list[Page], structure: dict) -> "Document":
+        """A document back from its stored pages and structure (``structure()``); one stored
+        without a structure comes back through ``readers.stored_document``."""
         return cls(pages=pages, **structure)
 
 

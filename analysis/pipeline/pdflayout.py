@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from analysis.pipeline.document import (FOOTNOTE_MARK, Document, DocumentBuilder, Page, normalize_text, superscript_label,
                        superscript_marks)
+from analysis.pipeline.headings import is_reference_heading
 from analysis.pipeline.pdftext import EmptyDocument, MalformedDocument, NoExtractableText, open_pdf
 
 #: Second parts that make a compound, not a broken word: "evidence-based", "long-term".
@@ -362,8 +363,6 @@ class _Layout:
             prev = line
 
     def _is_heading(self, line: _Line, lines: list[_Line], i: int) -> bool:
-        from analysis.pipeline.citations import is_reference_heading
-
         text = line.text.strip()
         words = text.split()
         if not words or len(words) > 15 or re.search(r"[.,;]$", text) or FOOTNOTE_MARK.search(text):

@@ -1,7 +1,7 @@
 """Turn uploaded bytes into numbered pages of plain text, and the errors of every reader.
 
 The readers themselves are in analysis/pipeline/readers.py (one per format: PDF, DOCX, Markdown,
-plain text); `extract_pages` is their pages alone. PDFs are opened with `pypdf`: pure
+plain text; `readers.extract_pages` is their pages alone). PDFs are opened with `pypdf`: pure
 Python, no system libraries (no poppler, no MuPDF), actively maintained, and it copes with
 the everyday damage of real-world PDFs when asked not to be strict.
 
@@ -19,7 +19,7 @@ from analysis.pipeline.document import Page
 #: The PDF header; the spec lets it start anywhere in the first 1024 bytes.
 PDF_MAGIC = b"%PDF-"
 
-__all__ = ["Page", "extract_pages", "ParseError"]
+__all__ = ["Page", "ParseError"]
 
 
 class ParseError(Exception):
@@ -48,17 +48,6 @@ class NoExtractableText(ParseError):
 
 class UnsupportedFileType(ParseError):
     """Only PDF, Word (.docx), Markdown (.md) and plain text (.txt) files are supported."""
-
-
-def extract_pages(data: bytes, filename: str) -> list[Page]:
-    """The pages of an upload in any supported format (see analysis/pipeline/readers.py).
-
-    Raises a `ParseError` subclass with a human-readable reason on any failure.
-    Pages without text keep their place, so page numbers stay as printed.
-    """
-    from analysis.pipeline.readers import extract_document
-
-    return extract_document(data, filename).pages
 
 
 def open_pdf(data: bytes, filename: str):

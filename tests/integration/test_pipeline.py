@@ -285,7 +285,7 @@ def test_duplicate_deliveries_judge_once_and_complete_the_job_exactly_once(queue
 
 
 def test_delta_recheck_judges_only_changed_claims_and_sources(queue_broker, conn):
-    from analysis.pipeline.pdftext import extract_pages
+    from analysis.pipeline.readers import extract_pages
 
     pages = extract_pages((SAMPLES / "thesis_retrieval_practice.pdf").read_bytes(), "t.pdf")
     revised = "\f".join(p.text for p in pages).replace("14 percentage points", "15 percentage points")

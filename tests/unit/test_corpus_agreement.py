@@ -15,7 +15,7 @@ import pytest
 from analysis.pipeline.chunking import split_passages
 from analysis.pipeline.citations import Citation, SourceInfo, extract_citations, match_sources
 from analysis.pipeline.judges import OfflineJudge, Verdict, source_missing_judgement
-from analysis.pipeline.pdftext import extract_pages
+from analysis.pipeline.readers import extract_pages
 from analysis.pipeline.retrieval import PassageIndex
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"

@@ -15,8 +15,8 @@ from analysis.pipeline.pdftext import (
     NoExtractableText,
     ParseError,
     UnsupportedFileType,
-    extract_pages,
 )
+from analysis.pipeline.readers import extract_pages
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_data"

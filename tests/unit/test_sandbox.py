@@ -9,7 +9,8 @@ import time
 import pytest
 
 from analysis.pipeline.cleantext import clean, clean_tree
-from analysis.pipeline.pdftext import MalformedDocument, Page, extract_pages
+from analysis.pipeline.pdftext import MalformedDocument, Page
+from analysis.pipeline.readers import extract_pages
 from analysis.pipeline.sandbox import ResourceLimitExceeded, run_limited
 from tests.hostile_pdfs import shared_stream_pdf, text_pdf
 

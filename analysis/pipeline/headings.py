@@ -1,0 +1,22 @@
+"""What a reference list's heading looks like, in English and German and in any heading
+syntax (``## References``, ``7 Literatur``, ``REFERENCES:``): read by the readers, which make
+such a line a heading, and by citation extraction, which splits the list off at it.
+"""
+
+from __future__ import annotations
+
+import re
+
+_HEADING_WORDS = (r"(?:references|reference\s+list|list\s+of\s+references|bibliography|works\s+cited"
+                  r"|literature(?:\s+cited)?|sources|literaturverzeichnis|literatur|quellenverzeichnis|quellen"
+                  r"|quellenangaben)")
+_HEADING_TEXT = re.compile(
+    rf"(?i)^[ \t]*(?:#{{1,6}}[ \t]*)?(?:(?:\d+|[IVX]+|[A-Z])(?:\.\d+)*\.?[ \t]+)?{_HEADING_WORDS}[ \t]*:?[ \t#]*$")
+#: A line of a whole text that is such a heading (searched line by line).
+REFERENCE_HEADING_LINE = re.compile(
+    rf"(?im)^[ \t]*(?:#{{1,6}}[ \t]*)?(?:(?:\d+|[IVX]+)(?:\.\d+)*\.?[ \t]+)?{_HEADING_WORDS}[ \t]*:?[ \t#]*$")
+
+
+def is_reference_heading(text: str) -> bool:
+    """True if `text` (a heading or a line on its own) names a reference list."""
+    return bool(_HEADING_TEXT.match(" ".join(text.split()))) if len(text) < 60 else False
