@@ -778,12 +778,22 @@ def _narrative(text: str, known: frozenset[str] | set[str] = frozenset()) -> lis
 
 
 def _numeric(text: str) -> list[tuple[int, _Marker]]:
-    found = []
+    # Brackets side by side ("[1], [4]", "[2]; [7]") are one group: the claim before them
+    # is every one's, and the separator between them is no claim of its own.
+    runs: list[list[re.Match]] = []
     for match in _NUMERIC.finditer(text):
-        items = match["items"] + (f"-{match['upto']}" if match["upto"] else "")  # "[1]–[3]"
-        for number in _expand(items):
-            found.append((match.start(), _Marker(text=f"[{number}]", kind="numeric", group=match.span(),
-                                                 number=number, locator=match["locator"])))
+        if runs and re.fullmatch(r"[\s,;]*", text[runs[-1][-1].end():match.start()]):
+            runs[-1].append(match)
+        else:
+            runs.append([match])
+    found = []
+    for run in runs:
+        group = (run[0].start(), run[-1].end())
+        for match in run:
+            items = match["items"] + (f"-{match['upto']}" if match["upto"] else "")  # "[1]–[3]"
+            for number in _expand(items):
+                found.append((group[0], _Marker(text=f"[{number}]", kind="numeric", group=group,
+                                                number=number, locator=match["locator"])))
     return found
 
 
@@ -832,7 +842,7 @@ _NO_TITLE = r"(?:a\.\s?a\.\s?O\.?|op\.\s?cit\.?|loc\.\s?cit\.?)"
 # A short title instead of a year: "Hartung, Mieterschutz, S. 118", "Miller, Tenants and
 # Courts, 50", "Hartung, a. a. O., S. 5", "Hartung: Mieterschutz (wie Anm. 3), S. 118".
 _SHORT_TITLE_NOTE = re.compile(
-    rf"(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*){_ET_AL}?(?:,\s*(?:[A-ZÄÖÜ]\.\s*)+)?"
+    rf"(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*(?:\s+(?:and|&|und)\s+{_NAME})?){_ET_AL}?(?:,\s*(?:[A-ZÄÖÜ]\.\s*)+)?"
     rf"(?:[,:]\s+(?!(?:S|p|pp)\.\s*\d)(?P<title>{_NO_TITLE}|[^,;()]{{2,120}}?))?"
     rf"(?:\s*\((?:wie|see|s\.|vgl\.)\s+(?:Anm|Fn|n|note)\.?[^)]*\))?"
     rf"(?:,?\s*(?P<locator>{_LOCATOR}))?\s*\.?\s*$")
@@ -858,7 +868,8 @@ def _footnote_items(part: str, span: tuple[int, int], known: frozenset[str] | se
         return [_Marker(text=_squash(ibid["marker"]), kind="ibid", group=span, locator=ibid["locator"])]
     stripped = _LEAD_IN.sub("", stripped)  # "Vgl. hierzu ausführlich Hartung …", "See, e.g., Smith …"
     lead = re.match(r"([A-ZÄÖÜ][\w-]*),?\s+(?=([A-ZÄÖÜ][\w'’-]+))", stripped)
-    if lead and _name_key(lead.group(1)) not in known and _name_key(lead.group(2)) in known:
+    if lead and _name_key(lead.group(1)) not in known and _name_key(lead.group(2)) in known \
+            and not _FIRST_LAST_NOTE.match(stripped):  # "Ilari Kettunen, Title": a given name
         stripped = stripped[lead.end():]  # "Anders Hartung 2015", "Ähnlich Brandt 2009"
     same = _SAME_AUTHOR_NOTE.match(stripped)
     if same:  # "Ders., Kündigungsschutz, S. 5": the author of the note before, another work
@@ -884,7 +895,8 @@ def _footnote_items(part: str, span: tuple[int, int], known: frozenset[str] | se
         rf"(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
     if item is None:  # a short title between name and year: "Müller, Hitze in Städten, 2019, S. 12"
         item = re.match(rf"(?P<marker>(?P<authors>{_NAME}(?:\s*/\s*{_NAME})*){_ET_AL}?,\s+[^;]{{1,120}}?"
-                        rf"\b(?P<years>{_YEAR})(?!\s*[–—-]\s*\d)(?:,?\s*(?P<locator>{_LOCATOR}))?)", stripped)
+                        rf"(?<![–—-])(?<![–—-]\s)\b(?P<years>{_YEAR})(?!\s*[–—-]\s*\d)(?:,?\s*(?P<locator>{_LOCATOR}))?)",
+                        stripped)
     if item is None:
         ref = _reference(stripped)  # any full reference by an author of the list, corporate ones too
         if ref.authors and ref.year and _name_key(ref.authors[0]) in known:
@@ -899,7 +911,10 @@ def _footnote_items(part: str, span: tuple[int, int], known: frozenset[str] | se
 
 def _short_title_item(note: str, span: tuple[int, int], known: frozenset[str] | set[str]) -> list[_Marker]:
     """"Hartung, Mieterschutz, S. 118": only for an author of the reference list, so a
-    remark that happens to start with a name is no citation."""
+    remark that happens to start with a name is no citation. A quoted short title may
+    hold the comma that ends it (Chicago: 'Miller, "Tenants," 50')."""
+    printed = note
+    note = re.sub(r"([,.])([\"”’])(?=\s)", r"\2\1", note)  # same length: spans hold for both
     item = _SHORT_TITLE_NOTE.match(note)
     if item is None or item["authors"].split()[0] in _NOT_AUTHORS:
         return []
@@ -907,8 +922,8 @@ def _short_title_item(note: str, span: tuple[int, int], known: frozenset[str] | 
     if not authors or _name_key(authors[0]) not in known:
         return []
     written = (item["title"] or "").strip()
-    title = "" if not written or re.fullmatch(_NO_TITLE, written) else written.strip(" .")
-    text = _squash(note[: item.end("locator")] if item["locator"] else note).rstrip(" .")
+    title = "" if not written or re.fullmatch(_NO_TITLE, written) else written.strip(" .\"“”„‘’'")
+    text = _squash(printed[: item.end("locator")] if item["locator"] else printed).rstrip(" .")
     return [_Marker(text=text, kind="footnote", group=span, authors=authors, et_al=_et_al(item),
                     short_title=title, locator=item["locator"])]
 
@@ -1153,6 +1168,11 @@ def _same_year(cited: str, listed: str | None) -> bool:
 # --- sources ----------------------------------------------------------------
 
 
+#: Where a source's own title stands: its first lines (a title of two lines, a subtitle,
+#: a byline or a journal line before it), within its first characters.
+_TITLE_PAGE_TOP, _TITLE_LINES = 1000, 4
+
+
 class _PreparedSource:
     """A source's first pages and metadata, normalised once for all references."""
 
@@ -1168,6 +1188,9 @@ class _PreparedSource:
             self.dois.add(source.metadata["doi"].lower())
         self.title = source.metadata.get("title", "")
         self.words = set(_content_words(self.head + " " + self.title))
+        #: The words of its title page's top and of its /Title: where a title names a work.
+        top = [line for line in source.text[:_TITLE_PAGE_TOP].splitlines() if line.strip()][:_TITLE_LINES]
+        self.top_words = set(_content_words(" ".join(top) + " " + self.title))
         self.author = _name_key(source.metadata.get("author", ""))
         self.created_year = source.metadata.get("created_year")
         self.filename_key = _name_key(source.filename)
@@ -1205,7 +1228,9 @@ def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> SourceMa
     by_metadata = [s for s in sources if _metadata_fits(ref, s)]
     if len(by_metadata) == 1:
         return SourceMatch(source_id=by_metadata[0].id, method="metadata")
-    best, tied = _best_by_title(ref, sources, minimum=0.8)
+    # By the title alone it must stand at the top of the source (its title line) or in its
+    # metadata: a source on the same topic holds a title's words somewhere on its first pages.
+    best, tied = _best_by_title(ref, sources, minimum=0.8, top=True)
     if best is not None:
         return SourceMatch(source_id=best.id, method="title")
     if len(tied) > 1:
@@ -1232,10 +1257,11 @@ def _ambiguous(sources: list[_PreparedSource], label: str) -> SourceMatch:
     return SourceMatch(reason=f"ambiguous: {len(sources)} sources match '{label}'")
 
 
-def _best_by_title(ref: Reference, sources: list[_PreparedSource], *,
-                   minimum: float) -> tuple[_PreparedSource | None, list[_PreparedSource]]:
-    """The one source whose text holds the title clearly best, else (None, the tied ones)."""
-    scored = sorted(((_title_score(ref, s), s) for s in sources), key=lambda pair: -pair[0])
+def _best_by_title(ref: Reference, sources: list[_PreparedSource], *, minimum: float,
+                   top: bool = False) -> tuple[_PreparedSource | None, list[_PreparedSource]]:
+    """The one source whose text (with top: the top of its first page) holds the title
+    clearly best, else (None, the tied ones)."""
+    scored = sorted(((_title_score(ref, s, top=top), s) for s in sources), key=lambda pair: -pair[0])
     if not scored or scored[0][0] < minimum:
         return None, []
     top = [s for score, s in scored if score >= scored[0][0] - 0.05]
@@ -1295,11 +1321,24 @@ def _metadata_fits(ref: Reference, source: _PreparedSource) -> bool:
     return bool(ref.year and source.created_year and ref.year[:4] == source.created_year)
 
 
-def _title_score(ref: Reference, source: _PreparedSource) -> float:
-    words = _content_words(ref.title or "")
+def _title_score(ref: Reference, source: _PreparedSource, *, top: bool = False) -> float:
+    words = _title_words(ref)
     if len(words) < 3:
         return 0.0
-    return sum(w in source.words for w in words) / len(words)
+    found = source.top_words if top else source.words
+    return sum(w in found for w in words) / len(words)
+
+
+def _title_words(ref: Reference) -> list[str]:
+    """The title's content words; a title of one or two ("Mikrodepots planen. Ein Leitfaden
+    für Kommunen.") takes its subtitle's, the sentence after it in the entry."""
+    words = _content_words(ref.title or "")
+    if ref.title and len(words) < 3:
+        after = ref.raw.split(ref.title, 1)[-1]
+        subtitle = re.match(r"\s*[.:]\s*([^.]{3,200})\.", after)
+        if subtitle:
+            words += _content_words(subtitle.group(1))
+    return words
 
 
 # --- helpers ----------------------------------------------------------------
