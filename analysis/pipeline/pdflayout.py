@@ -160,7 +160,13 @@ def _lines(frags: list[_Frag], width: float, body: float) -> list[_Line]:
     for frag in sorted(frags, key=lambda f: (-f.y, f.x)):
         if rows:
             anchor = max(rows[-1], key=lambda f: f.size)
-            if abs(anchor.y - frag.y) <= 0.5 * max(anchor.size, frag.size):
+            # Within half the larger size of the row's largest piece: a raised mark or a
+            # font change stays on its line. But a piece starting where one of the row
+            # starts, on another baseline, is the next line of that column, even when a
+            # large heading beside it spans both.
+            stacked = any(abs(frag.x - f.x) < 1 and abs(frag.y - f.y) > 0.5 * min(frag.size, f.size)
+                          for f in rows[-1])
+            if abs(anchor.y - frag.y) <= 0.5 * max(anchor.size, frag.size) and not stacked:
                 rows[-1].append(frag)
                 continue
         rows.append([frag])
@@ -196,17 +202,22 @@ def _column_split(rows: list[list[_Frag]], width: float) -> float | None:
     one x in the middle of the page (beside left-column text or, when the columns' lines
     do not share baselines, on their own), and others start at the left margin."""
     starts = Counter()
+    beside = Counter()  # of those, starts on a row that has left-column text too
     left_rows = 0
     for row in rows:
         left_rows += row[0].x < 0.3 * width
         for i, frag in enumerate(row):
             if 0.35 * width <= frag.x <= 0.7 * width and (i == 0 or frag.x - row[i - 1].end > 0.02 * width):
                 starts[round(frag.x / 3) * 3] += 1
+                beside[round(frag.x / 3) * 3] += i > 0 and row[0].x < 0.3 * width
     if not starts or left_rows < 3:
         return None
     x, count = starts.most_common(1)[0]
     paired = sum(n for sx, n in starts.items() if abs(sx - x) <= 6)
-    return float(x - 3) if paired >= 3 and paired >= 0.2 * len(rows) else None
+    # A right column of a few lines (the end of a reference list at the top of the last
+    # page) is too short to be a fifth of the page, but its lines stand beside left text.
+    side_by_side = sum(n for sx, n in beside.items() if abs(sx - x) <= 6)
+    return float(x - 3) if paired >= 3 and (paired >= 0.2 * len(rows) or side_by_side >= 3) else None
 
 
 def _finish_line(line: _Line, body: float) -> None:

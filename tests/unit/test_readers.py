@@ -208,3 +208,46 @@ def test_docx_superscript_numbers_cite_a_numbered_list():
     citations = extract_citations(extract_document(buffer.getvalue(), "v.docx"))
     assert [(c.marker, c.claim, c.reference.first_author) for c in citations] == [
         ("[1]", "Green roofs cool the roof surface.", "Castillo"), ("[2]", "Green roofs cool the roof surface.", "Nakamura")]
+
+
+def test_a_large_heading_in_the_left_column_does_not_merge_the_right_columns_lines():
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    left = ["Ferries carry most island freight.", "Timetables changed in 2019.", "Delays grew on two routes.",
+            "Crews were short in winter.", "Ports raised their tolls.", "Fewer boats sailed at night."]
+    right = ["The main effect of the new timetable", "was on commuters. Their trips grew longer by",
+             "about ten minutes on average. The change in",
+             "punctuality was larger on the northern routes", "than on the southern ones.", "Freight was spared."]
+    for i, text in enumerate(left):
+        pdf.text(20, 40 + 4.2 * i, text)
+    for i, text in enumerate(right):
+        pdf.text(110, 40 + 4.2 * i, text)
+    pdf.set_font("helvetica", size=18)
+    pdf.text(20, 46.3, "Sampling")  # large, halfway between the right column's second and third lines
+    doc = extract_document(bytes(pdf.output()), "columns.pdf")
+    text = " ".join(p.text.replace("\n", " ") for p in doc.paragraphs)
+    assert "longer by about ten minutes" in text
+    assert "The change in punctuality was larger on the northern routes" in text
+
+
+def test_a_right_column_of_a_few_lines_beside_a_long_left_one_is_still_a_column():
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    left = [f"Left column sentence number {i} goes on here." for i in range(1, 31)]
+    right = ["Okafor, N. (2020) Ferry fares and", "island incomes. Leith: Harbour Press.",
+             "Varga, T. (2017) Night crossings.", "Oban: Sound Books."]
+    for i, text in enumerate(left):
+        pdf.text(20, 30 + 5 * i, text)
+    for i, text in enumerate(right):
+        pdf.text(110, 30 + 5 * i, text)
+    doc = extract_document(bytes(pdf.output()), "short-right.pdf")
+    text = " ".join(p.text.replace("\n", " ") for p in doc.paragraphs)
+    assert "number 1 goes on here. Left column sentence number 2" in text
+    assert "Ferry fares and island incomes. Leith: Harbour Press." in text
+    assert text.index("number 30") < text.index("Okafor")
