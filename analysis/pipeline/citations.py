@@ -657,6 +657,11 @@ def _title(entry: str, year_match: re.Match | None, author_date: bool) -> str | 
     quoted = re.search(r"[\"“„](.{6,300}?)[,.]?[\"”“]", entry)
     if quoted:
         return quoted.group(1).strip(" ,.")
+    # Harvard's single quotes: "(2021) 'Title', Journal"; an apostrophe inside a word
+    # ("Children's") is followed by a letter, so it ends no title.
+    quoted = re.search(r"(?:^|(?<=[\s(]))['‘](?=\S)(.{6,300}?)[,.]?['’](?=[,.;:]?(?:\s|$))", entry)
+    if quoted:
+        return quoted.group(1).strip(" ,.")
     if _VANCOUVER.match(entry.split(". ")[0]) and entry.count(". ") >= 1:
         return entry.split(". ")[1].strip(" .") or None
     if author_date and year_match is not None:
@@ -1169,8 +1174,8 @@ def _same_year(cited: str, listed: str | None) -> bool:
 
 
 #: Where a source's own title stands: its first lines (a title of two lines, a subtitle,
-#: a byline or a journal line before it), within its first characters.
-_TITLE_PAGE_TOP, _TITLE_LINES = 1000, 4
+#: a byline or a journal line before it), within its first characters, before its prose.
+_TITLE_PAGE_TOP, _TITLE_LINES, _TITLE_LINE_WORDS = 1000, 4, 20
 
 
 class _PreparedSource:
@@ -1189,7 +1194,12 @@ class _PreparedSource:
         self.title = source.metadata.get("title", "")
         self.words = set(_content_words(self.head + " " + self.title))
         #: The words of its title page's top and of its /Title: where a title names a work.
-        top = [line for line in source.text[:_TITLE_PAGE_TOP].splitlines() if line.strip()][:_TITLE_LINES]
+        top = []
+        for line in source.text[:_TITLE_PAGE_TOP].splitlines():
+            if len(line.split()) > _TITLE_LINE_WORDS or len(top) == _TITLE_LINES:
+                break  # the first line of running prose ends the title page's top
+            if line.strip():
+                top.append(line)
         self.top_words = set(_content_words(" ".join(top) + " " + self.title))
         self.author = _name_key(source.metadata.get("author", ""))
         self.created_year = source.metadata.get("created_year")
@@ -1230,7 +1240,9 @@ def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> SourceMa
         return SourceMatch(source_id=by_metadata[0].id, method="metadata")
     # By the title alone it must stand at the top of the source (its title line) or in its
     # metadata: a source on the same topic holds a title's words somewhere on its first pages.
-    best, tied = _best_by_title(ref, sources, minimum=0.8, top=True)
+    # And a source whose metadata names another author is another work of the same title words.
+    untitled = [s for s in sources if not s.author or not ref.first_author or _metadata_names(ref, s)]
+    best, tied = _best_by_title(ref, untitled, minimum=0.8, top=True)
     if best is not None:
         return SourceMatch(source_id=best.id, method="title")
     if len(tied) > 1:
@@ -1332,10 +1344,11 @@ def _title_score(ref: Reference, source: _PreparedSource, *, top: bool = False) 
 def _title_words(ref: Reference) -> list[str]:
     """The title's content words; a title of one or two ("Mikrodepots planen. Ein Leitfaden
     für Kommunen.") takes its subtitle's, the sentence after it in the entry."""
-    words = _content_words(ref.title or "")
+    # APA's descriptions in brackets ("[Working paper]", "[Doctoral dissertation]") are no title.
+    words = _content_words(re.sub(r"\[[^\]]{0,60}\]", " ", ref.title or ""))
     if ref.title and len(words) < 3:
         after = ref.raw.split(ref.title, 1)[-1]
-        subtitle = re.match(r"\s*[.:]\s*([^.]{3,200})\.", after)
+        subtitle = re.match(r"\s*[.:?!]\s*([^.]{3,200})\.", after)
         if subtitle:
             words += _content_words(subtitle.group(1))
     return words

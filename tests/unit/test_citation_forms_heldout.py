@@ -79,3 +79,57 @@ def test_a_title_found_only_deep_in_a_source_on_the_same_topic_is_no_match():
                + "The cost of sustained water sampling in small harbours is modest.")
     match = resolve_sources(citations, [SourceInfo(id="g", filename="guidance.pdf", text=topical)])[0]
     assert match.source_id is None and match.reason
+
+
+def test_harvard_single_quoted_titles_end_at_their_closing_quote_not_at_an_apostrophe():
+    from analysis.pipeline.citations import parse_references
+
+    dobrev, ng = parse_references(
+        "Dobrev, P. (2021) 'Financing free ferries: the island budget view', Local Finance Notes, 3(4), pp. 21–29.\n"
+        "Ng, T. (2019) ‘Children's trips to school’, Transport Notes, 2, pp. 1–9.\n")
+    assert dobrev.title == "Financing free ferries: the island budget view"
+    assert ng.title == "Children's trips to school"
+
+
+def test_a_harvard_title_in_single_quotes_resolves_by_the_sources_title_line():
+    body = ("Free ferries cost the islands little (Dobrev, 2021).\n\nWorks Cited\n\n"
+            "Dobrev, P. (2021) 'Financing free ferries: the island budget view', Local Finance Notes, 3(4), pp. 21–29.\n")
+    source = SourceInfo(id="d", filename="ferries.md",
+                        text="# Financing Free Ferries: The Island Budget View\n\nIslands pay for their ferries ...")
+    assert resolve_sources(extract_citations(body), [source])[0].source_id == "d"
+
+
+def test_a_title_cut_at_its_question_mark_takes_the_words_after_it():
+    body = ("Young drivers switched first (Moreau and Kaplan, 2020).\n\nReferences\n\n"
+            "Moreau, C. and Kaplan, D. (2020) Who switches? Drivers and free ferries on three islands. Brest: Institut.\n")
+    source = SourceInfo(id="m", filename="switch.docx",
+                        text="Who Switches?\nDrivers and Free Ferries on Three Islands\n\nWe surveyed drivers ...")
+    assert resolve_sources(extract_citations(body), [source])[0].source_id == "m"
+
+
+def test_a_sources_first_paragraph_is_no_title_line():
+    body = ("Crowds grew after fares were dropped (Hale, 2022).\n\nReferences\n\n"
+            "Hale, R. (2022) 'Crowding and satisfaction on free ferries', Ferry Studies, 5, pp. 8–14.\n")
+    review = SourceInfo(id="r", filename="review.pdf", metadata={"title": "Free ferries and service quality"},
+                        text="Purpose\n\nThis review summarises evaluations of free ferries with a focus on service "
+                             "quality, including crowding, punctuality and passenger satisfaction on many routes.\n")
+    match = resolve_sources(extract_citations(body), [review])[0]
+    assert match.source_id is None
+
+
+def test_a_source_whose_metadata_names_another_author_is_not_matched_by_title_words():
+    body = ("Crowds grew after fares were dropped (Hale, 2022).\n\nReferences\n\n"
+            "Hale, R. (2022) 'Crowding and satisfaction after free ferries', Ferry Studies, 5, pp. 8–14.\n")
+    review = SourceInfo(id="r", filename="review.pdf",
+                        metadata={"title": "Free ferries and service quality", "author": "Ferry Forum (FF)"},
+                        text="Purpose\nThis review summarises evaluations of free\nferries, including crowding and\n"
+                             "satisfaction.\n")
+    assert resolve_sources(extract_citations(body), [review])[0].source_id is None
+
+
+def test_an_apa_description_in_brackets_is_not_part_of_the_title():
+    body = ("Streaks kept learners going (Farr, n.d.).\n\nReferences\n\n"
+            "Farr, E. (n.d.). Streaks, badges and dropout in language apps [Working paper]. Eastmoor University.\n")
+    source = SourceInfo(id="f", filename="streaks.txt",
+                        text="Streaks, Badges and Dropout in Language Apps\n\nThis paper analyses usage logs.\n")
+    assert resolve_sources(extract_citations(body), [source])[0].source_id == "f"
