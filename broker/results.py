@@ -39,6 +39,11 @@ class PostgresBackend(ResultBackend):
         self.broker = broker
         self._database = broker if broker is not None else _Database(url)
 
+    def close(self) -> None:
+        """Close the pool of a backend made from a URL (one lent by a broker stays open)."""
+        if self.broker is None:
+            self._database.close()
+
     def _get(self, message_key: str):
         rows = self._database.execute("get_result", message_key=message_key)
         if not rows:
@@ -83,3 +88,9 @@ class _Database:
                     return cur.fetchall() if cur.description else []
         except BROKEN as exc:
             raise DatabaseUnavailable(str(exc).strip() or "database connection lost") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None

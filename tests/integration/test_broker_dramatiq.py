@@ -345,7 +345,7 @@ def test_results_by_flag_or_by_hand(db):
         assert answer.send().get_result(block=True, timeout=10_000) == 42
     finally:
         w.stop()
-        for b in (flagged, by_hand, backend.broker):
+        for b in (flagged, by_hand, backend):
             b.close()
 
 
