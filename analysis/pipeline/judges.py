@@ -392,8 +392,8 @@ class OfflineJudge:
         # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
         ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
                                                      reverse=True)]
-        return _guard_condition(claim, claim_lang, _guard_directions(claim, _guard_shares(
-            claim, claim_lang, self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked))))
+        return _guard_condition(claim, claim_lang, _guard_counts(claim, claim_lang, _guard_directions(claim, _guard_shares(
+            claim, claim_lang, self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)))))
 
     def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
         """When no sentence is clearly about the claim: a sentence that shares some of its terms
@@ -487,6 +487,9 @@ class OfflineJudge:
                           "the claim states as a finding a difference the source found not significant")
         claim_axes = set(lexical.directions(claim))
         unconfirmed = bool(claim_axes) and direction is None
+        # a claim with a figure of any kind (digits, words, shares, multiples) is met by its figures
+        counted_claim = bool(lexical.quantities(claim, claim_lang) or _NUMERAL.search(claim)
+                             or lexical.shares(claim, claim_lang))
         if unconfirmed and not claim_axes & set(lexical.directions(clause)):
             # The focus states no direction the claim states: the next related sentence that does decides.
             for other_cov, other_window, other in ranked:
@@ -542,7 +545,7 @@ class OfflineJudge:
         if figures.unmatched:
             return result(Verdict.not_supported, 0.45, "unstated",
                           f"no passage states the claim's figure {figures.unmatched}")
-        if (figures.matched or shares_agree) and on_subject and related >= 0.6:
+        if (figures.matched or shares_agree) and on_subject and (related >= 0.6 or (shares_agree and not figures.unmatched)):
             elsewhere = _figure_of_another_subject(claim, claim_lang, focus, scorer)
             if elsewhere:  # which figure belongs to which subject is a reading, not a cue: a reader decides
                 return result(Verdict.uncertain, 0.4, "weak", f"{elsewhere}; check the source")
@@ -558,6 +561,13 @@ class OfflineJudge:
         if direction == "agree" and clause_cov >= 0.6:
             return result(Verdict.supported, 0.75 + 0.15 * strength, "direction",
                           "the source states the claim's direction and key terms")
+        if (direction == "agree" and clause_cov >= self.related_at and not counted_claim
+                and not any(not q.weak for q in lexical.quantities(focus.window, focus.lang))
+                and not _mixed_directions(claim, clause)):
+            # The claim's direction, in the clause that shares half its words or more: a paraphrase
+            # of the finding ("more often interrupted" for "more frequent interruptions").
+            return result(Verdict.supported, 0.6, "direction",
+                          "the source states the claim's direction and most of its key terms")
         if _COMPARISON.search(claim) and _CONTRAST.search(focus.text) and not _CONTRAST.search(claim):
             # "X and Y equally" against "X kept it, whereas Y lost it": the words are the source's,
             # the comparison is not.
@@ -875,6 +885,14 @@ def _shares_contradicted(claim: str, claim_lang: str, evidence: str, window: str
     for share in claimed:
         stated = ([s for s in in_evidence if _comparable(share, s, lang, in_evidence=True)]
                   + [s for s in nearby if _comparable(share, s, lang, in_evidence=False)])
+        # A share of the evidence naming the claim's subject decides; failing one, a figure of the
+        # evidence that agrees ("49 Prozent der Befragten" for "knapp die Hälfte der Geflüchteten")
+        # outweighs one that names no subject at all.
+        named = [s for s in in_evidence if s in stated and share.subject and s.subject
+                 and _subjects_meet(share.subject, s.subject, lang)]
+        if share.form == "fraction" and not any(not share.agrees(s) for s in named) and any(
+                s.kind == share.kind and s.form == "fraction" and share.agrees(s) for s in in_evidence):
+            continue
         if stated and not any(share.agrees(s) for s in stated):
             others = ", ".join(dict.fromkeys(f"“{s.text}”" for s in stated))
             # "all" against "nearly all" or a majority (58 %) overstates; against a minority it contradicts
@@ -927,6 +945,60 @@ def _guard_shares(claim: str, claim_lang: str, a: _Assessment) -> _Assessment:
                                     "reason": f"the claim overstates the source ({reason})"})
     return a.model_copy(update={"verdict": Verdict.not_supported, "confidence": 0.7, "cue": "figure",
                                 "reason": f"the source states another share ({reason})"})
+
+
+_YEARLIKE = re.compile(r"^(?:1[89]|20)\d\d$")
+
+
+def _counted(text: str, lang: str) -> list[tuple[lexical.Quantity, frozenset[str]]]:
+    """The counts of a text with what they count: a bare figure, in digits or in words, and the
+    first content terms of the three words after it ("zwölf Landgerichten" → 12, {landgericht})."""
+    out = []
+    for q in lexical.quantities(text, lang):
+        if q.unit is not None or q.role is not None or _YEARLIKE.match(q.text.strip()):
+            continue
+        start = text.find(q.text)
+        if start < 0:
+            continue
+        after = " ".join(text[start + len(q.text):start + len(q.text) + 60].split()[:3])
+        after = re.split(r"[.;:!?,()]", after, maxsplit=1)[0]
+        if re.match(r"\s*(?:of|out\s+of|in|von|aus|der|des|unter)\b", after, re.I):
+            continue  # "thirty of the hot spots", "vier von zehn": a part, not the whole counted
+        heads = frozenset(lexical.content_terms(after, lang)[:1])
+        if heads:
+            out.append((q, heads))
+    return out
+
+
+def _counts_differ(claim: str, claim_lang: str, evidence: str, lang: str) -> str | None:
+    """The reason when the claim counts something ("an zwölf Landgerichten") that the evidence
+    counts otherwise ("an vier Landgerichten") and never as the claim does: a count is a figure."""
+    stated = _counted(evidence, lang)
+    if not stated:
+        return None
+    compounds = "de" in (lang, claim_lang)
+    values = lexical.quantities(evidence, lang)
+    for q, heads in _counted(claim, claim_lang):
+        same = [s for s, theirs in stated if heads == theirs]
+        if any(lexical.same_value(q, s) or lexical.same_value(s, q) for s in values):
+            continue  # the evidence states the claim's count somewhere: which noun it counts is a reading
+        if same:
+            return f"the claim counts {q.text}, the source {', '.join(dict.fromkeys(s.text for s in same))}"
+    return None
+
+
+def _guard_counts(claim: str, claim_lang: str, a: _Assessment) -> _Assessment:
+    """The check every `supported` passes for counts: the evidence counts nothing the claim counts
+    with another number (if it does, `uncertain`: a claim's number words no longer lower its
+    coverage, so the count itself must be read)."""
+    if a.verdict is not Verdict.supported or a.sentence is None:
+        return a
+    found = _counts_differ(claim, claim_lang, a.evidence or a.sentence.text, a.sentence.lang)
+    if found is None:
+        return a
+    # which count belongs to what is a reading ("four courts" of which twelve hearings …): a reader decides
+    return a.model_copy(update={"verdict": Verdict.uncertain, "confidence": 0.4, "cue": "weak",
+                                "reason": f"{found}; check the source"})
 
 
 def _part_terms(part: str, lang: str) -> bool:

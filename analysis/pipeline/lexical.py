@@ -61,7 +61,17 @@ FILLERS = frozenset(
     became become becomes lag lagen liegt liegen gab gibt pro binnen anders besonders kaum number numbers zahl anzahl
     led lead leads""".split()
 )
-STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING | FILLERS
+#: Degree words, adverbs of time and light verbs that carry no content of their own in a
+#: paraphrase ("many", "still", "even", "took up", "kam", "gut ein Drittel", "etwas länger").
+LIGHT = frozenset(
+    """many much even still yet already just quite rather really simply around nearly roughly almost
+    made make makes making given give gives gave took take takes taken came come comes saw see seen
+    began begin begun put kept keep keeps set way whole
+    gut etwas viel viele vielen vieler vielem eher wirklich einmal desto je dafür dazu darüber kam kamen
+    ging gingen trat traten lief liefen lässt lassen ließ ließen gab gaben bekam bekamen machte machten
+    macht machen sprechen spricht sprach sprachen""".split()
+)
+STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING | FILLERS | LIGHT
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
 _LANGUAGES = {"en": "english", "de": "german"}
@@ -104,9 +114,10 @@ def words(text: str) -> list[str]:
 
 
 def content_terms(text: str, lang: str, exclude: frozenset[str] = frozenset()) -> list[str]:
-    """The text's content stems in order: no stop words, no cue words, at least 3 letters."""
+    """The text's content stems in order: no stop words, no cue words, no number words (a
+    figure in words is read by `quantities` and `shares`, as digits are), at least 3 letters."""
     return [stem(w, lang) for w in words(text)
-            if len(w) >= 3 and w not in STOPWORDS and w not in exclude and not is_cue(w)]
+            if len(w) >= 3 and w not in STOPWORDS and w not in exclude and w not in NUMBER_WORDS and not is_cue(w)]
 
 
 _AUTHOR = r"[A-ZÄÖÜ][\w'’-]+(?:\s+(?:et\s+al\.?|u\.\s*a\.|and|&|und)(?:\s+[A-ZÄÖÜ][\w'’-]+)?)?(?:\s*\(\d{4}[a-z]?\))?"
@@ -265,6 +276,29 @@ def _compound_parts(word: str, lang: str) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys(out))
 
 
+_ROOT_SUFFIXES = {
+    "en": sorted("iest ier est er ili li eri ri i ic ism al ment ness iti ity ion ation ative ive ance ence ant ent"
+                 .split(), key=len, reverse=True),
+    "de": sorted("ungen ung heit keit lich isch ig iert ier ert er et st t en e i".split(), key=len, reverse=True),
+}
+_DE_PARTICIPLE = re.compile(r"^(ab|an|auf|aus|ein|mit|nach|vor|weg|zu|zuruck|zurück|um|durch|her|hin|fest|dar|"
+                            r"bei|los|hoch|heraus|voran)?ge(?=[a-zäöü]{4,})")
+
+
+@lru_cache(maxsize=65536)
+def root(word: str, lang: str) -> str:
+    """A stem without its derivational ending, across word classes: "deeper"/"deep",
+    "heavili"/"heavi", "recoveri"/"recov"; German participles and nouns of one verb meet
+    ("eingefuhrt"/"einfuhr", "gefordert"/"forder", "profitiert"/"profiti"). At least 4 letters
+    stay; a word too short to strip is its own root."""
+    if lang == "de":
+        word = _DE_PARTICIPLE.sub(lambda m: m.group(1) or "", word, count=1)
+    for suffix in _ROOT_SUFFIXES.get(lang, ()):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[:-len(suffix)]
+    return word
+
+
 def _ngrams(word: str) -> frozenset[str]:
     padded = f"^{word}$"
     return frozenset(padded[i:i + n] for n in (3, 4, 5) for i in range(len(padded) - n + 1))
@@ -283,6 +317,11 @@ def similarity(a: str, b: str, lang: str, compounds: bool = True) -> float:
         return 0.9
     if min(len(a), len(b)) < 4:
         return 0.0
+    ra, rb = root(a, lang), root(b, lang)
+    if ra == rb:
+        return 0.8  # one word in two word classes ("deeper"/"deep", "Einführung"/"eingeführt")
+    if synonymous(ra, rb, lang):
+        return 0.75
     if compounds and min(len(a), len(b)) >= 8:
         # compounds of near-synonyms ("Klinikeinweisungen" / "Krankenhausaufnahmen")
         for ha, ta in _compound_parts(a, lang):
@@ -620,6 +659,9 @@ _NUMBER_WORDS = {
     "eleven": 11, "twelve": 12, "twenty": 20, "thirty": 30, "hundred": 100,
     "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10,
     "elf": 11, "zwölf": 12, "zwanzig": 20, "dreißig": 30, "hundert": 100,
+    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "dreizehn": 13, "vierzehn": 14, "fünfzehn": 15, "sechzehn": 16, "siebzehn": 17, "achtzehn": 18, "neunzehn": 19,
+    "vierzig": 40, "fünfzig": 50, "sechzig": 60, "siebzig": 70, "achtzig": 80, "neunzig": 90,
     "twice": 2, "doubled": 2, "halved": 0.5, "doppelt": 2, "verdoppelt": 2, "halbiert": 0.5,
 }
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
@@ -801,6 +843,16 @@ _ORDINALS = {"zweite": 2, "dritte": 3, "vierte": 4, "fünfte": 5, "sechste": 6, 
              "zehnte": 10, "zwanzigste": 20}
 
 
+#: Numbers in words ("eleven", "forty-six", "zwölf", "Drittel"): figures, not content terms.
+NUMBER_WORDS = frozenset({*(w for k in _NUMBER_WORDS for w in k.split("-")), *_COUNTS, *_TENS, *_ONES,
+                          *(k for k in _FRACTION_VALUES), "dozen", "dutzend", "thousand", "tausend",
+                          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+                          "dreizehn", "vierzehn", "fünfzehn", "sechzehn", "siebzehn", "achtzehn", "neunzehn",
+                          "dreißig", "vierzig", "fünfzig", "sechzig", "siebzig", "achtzig", "neunzig",
+                          "mindestens", "höchstens", "wenigstens"}
+                         - {"a", "an", "ein", "eine", "einem", "einen", "einer", "eines"})
+
+
 def _count(word: str) -> int | None:
     word = word.lower()
     return int(word) if word.isdigit() else _COUNTS.get(word)
@@ -824,7 +876,8 @@ _SHARE_WORD = re.compile(
 )
 #: Words that state a share or bound it ("knapp zwei Drittel"): figures, checked by `shares`, not content terms.
 SHARE_WORDS = frozenset({*_FRACTION_VALUES, "majority", "minority", "mehrheit", "minderheit", "knapp", "rund",
-                         "etwa", "roughly", "approximately", "nearly", "almost", "halved", "halbiert"})
+                         "etwa", "roughly", "approximately", "nearly", "almost", "halved", "halbiert",
+                         *(o + e for o in _ORDINALS for e in ("", "n", "r", "s", "m"))})
 #: "by a third" names a change, not a share: left out.
 _BY_BEFORE = re.compile(r"\b(?:by|um)\s+(?:\w+\s+){0,2}$", re.I)
 #: "a 20 % increase", "20 % more": a change, not a share.
@@ -910,7 +963,9 @@ def shares(text: str, lang: str) -> list[Share]:
             if frac.startswith("halb") and not re.search(r"\b(?:auf|zur|um)\s+(?:\w+\s+)?$|\bnur\s+$", before, re.I):
                 continue  # "halb so hoch" is a multiple; "eine halbe Stunde" measures time
             low, high = _interval(value, bound, exact=False)
-            found.append(Share(low, high, "share", word, subject))
+            # "half as many cycles", "a third as often": a multiple of another figure, not a share
+            kind = "multiple" if re.match(r"\s+(?:as|so)\b", text[m.end():], re.I) else "share"
+            found.append(Share(low, high, kind, word, subject))
         elif m.group("halved"):
             found.append(Share(0.45, 0.55, "share", word, subject))
         elif m.group("twice") or m.group("thrice"):

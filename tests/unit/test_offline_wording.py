@@ -1,0 +1,122 @@
+"""The offline judge on paraphrase: general rules that let a claim worded otherwise than its
+source be decided, each tested on sentences written here for the rule (never taken from a case
+file or eval/).
+
+- Number words ("eleven", "forty-six", "zwölf") are figures, not content terms: a claim that
+  writes the source's digits in words covers as much of it as one that copies them.
+- Degree words and light verbs ("many", "still", "took", "gut", "etwas", "kam") are no content.
+- A count the source states otherwise ("nine ports" against "three ports") is never
+  `supported`; a part of a count ("thirty of the sixty") is no count of the whole.
+- An agreeing share in the evidence outweighs a disagreeing one that names no subject; "half as
+  many" is a multiple, not a share.
+- One word across word classes meets itself ("deeper"/"deep", "Einführung"/"eingeführt").
+- The claim's direction in a clause sharing half of its words, no figure anywhere: `supported`.
+"""
+
+from __future__ import annotations
+
+from analysis.pipeline import lexical
+from analysis.pipeline.judges import OfflineJudge, Verdict
+from analysis.pipeline.retrieval import Hit
+
+S, P, N, U = Verdict.supported, Verdict.partially_supported, Verdict.not_supported, Verdict.uncertain
+
+
+def hits(*texts: str) -> list[Hit]:
+    return [Hit(passage_id=i, source_id="s", page=i + 1, text=t, score=1.0) for i, t in enumerate(texts)]
+
+
+def judge(claim: str, *texts: str) -> Verdict:
+    return OfflineJudge().judge(claim, hits(*texts)).verdict
+
+
+# -- number words are figures, not content terms ----------------------------------------------
+
+def test_number_words_are_no_content_terms() -> None:
+    assert lexical.content_terms("eleven hospitals and forty-six clinics", "en") == ["hospit", "clinic"]
+    assert lexical.content_terms("an zwölf Standorten mit achtzehn Teams", "de") == ["standort", "team"]
+    assert "fourteen" in lexical.NUMBER_WORDS and "vierzig" in lexical.NUMBER_WORDS
+
+
+def test_teens_and_german_tens_are_figures() -> None:
+    assert [q.value for q in lexical.quantities("from fourteen to nineteen days", "en")] == [14, 19]
+    assert [q.value for q in lexical.quantities("rund vierzig Minuten", "de")] == [40]
+
+
+def test_a_share_in_words_with_number_words_is_decided() -> None:
+    source = ("Over eight years, 21 % of the ferry crossings in the survey were cancelled because of storms.",
+              "Cancellations were most frequent in January.")
+    assert judge("About one in five ferry crossings in the survey were cancelled because of storms over eight "
+                 "years.", *source) is S
+
+
+# -- degree words and light verbs ------------------------------------------------------------
+
+def test_degree_words_and_light_verbs_are_no_content() -> None:
+    assert lexical.content_terms("many farmers still took loans", "en") == ["farmer", "loan"]
+    assert lexical.content_terms("gut ein Drittel der Betriebe kam etwas später", "de") == ["betrieb", "spat"]
+
+
+# -- counts ----------------------------------------------------------------------------------
+
+PORTS = ("The survey covered 3 ports along the Baltic coast and recorded every container movement in 2021.",
+         "Dwell times were longest in winter.")
+
+
+def test_a_count_the_source_states_otherwise_is_never_supported() -> None:
+    assert judge("The survey covered nine ports along the Baltic coast and recorded every container movement.",
+                 *PORTS) is not S
+    assert judge("Die Erhebung umfasste neun Häfen an der Ostseeküste.",
+                 "Die Erhebung umfasste drei Häfen an der Ostseeküste und erfasste jede Containerbewegung.") is not S
+
+
+def test_the_claims_count_is_supported() -> None:
+    assert judge("The survey covered three ports along the Baltic coast and recorded every container movement.",
+                 *PORTS) is S
+
+
+def test_a_part_of_a_count_is_no_count_of_the_whole() -> None:
+    source = ("In a trial across 40 rural schools, half of the schools received tablets for two years while "
+              "the others continued as before.",)
+    assert judge("Twenty of the rural schools received tablets for two years.", *source) is not N
+
+
+# -- shares ----------------------------------------------------------------------------------
+
+def test_an_agreeing_share_outweighs_one_without_a_subject() -> None:
+    source = ("Two years after the reform, 48 % of the tenants had renewed their lease, against 30 % before.",)
+    assert judge("Just under half of the tenants had renewed their lease two years after the reform.",
+                 *source) is not N
+
+
+def test_half_as_many_is_a_multiple_not_a_share() -> None:
+    found = lexical.shares("the pumps needed half as many repairs", "en")
+    assert [s.kind for s in found] == ["multiple"]
+    assert [s.kind for s in lexical.shares("half of the pumps needed repairs", "en")] == ["share"]
+
+
+# -- one word across word classes -------------------------------------------------------------
+
+def test_a_word_meets_itself_across_word_classes() -> None:
+    for a, b, lang in (("deeper", "deep", "en"), ("heavily", "heavy", "en"), ("recovery", "recovered", "en"),
+                       ("Einführung", "eingeführt", "de"), ("Förderung", "gefördert", "de"),
+                       ("profitierten", "profitieren", "de"), ("Sanierung", "saniert", "de")):
+        sa, sb = lexical.stem(a.lower(), lang), lexical.stem(b.lower(), lang)
+        assert lexical.similarity(sa, sb, lang) >= 0.75, (a, b)
+    assert lexical.similarity(lexical.stem("water", "en"), lexical.stem("waiter", "en"), "en") < 0.75
+
+
+# -- directions ------------------------------------------------------------------------------
+
+def test_the_claims_direction_in_other_words_is_supported() -> None:
+    source = ("Employees on night shifts reported more frequent sleep problems than day-shift staff.",
+              "The survey was run in three hospitals.")
+    assert judge("Night-shift nurses reported sleep problems more often than colleagues on day shifts.",
+                 *source) is S
+
+
+def test_a_direction_with_a_figure_still_needs_the_figure() -> None:
+    source = ("Employees on night shifts reported more frequent sleep problems than day-shift staff "
+              "(41 % against 23 %).",)
+    assert judge("Night-shift nurses reported sleep problems three times as often as colleagues on day shifts.",
+                 *source) is not S
