@@ -307,7 +307,10 @@ class OfflineJudge:
 
     def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5, negation_related_at: float = 0.4,
                  unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45,
-                 anchored_at: float = 0.35, extra_stated_at: float = 0.7, extra_unstated_at: float = 0.35) -> None:
+                 anchored_at: float = 0.35, extra_stated_at: float = 0.7, extra_unstated_at: float = 0.35,
+                 generalised_at: float = 0.45) -> None:
+        #: coverage from which a claim stating a cause, scope or permanence no sentence states is partial
+        self.generalised_at = generalised_at
         self.supported_at = supported_at
         self.related_at = related_at
         #: coverage at which the cues are read at all, and most terms without a cue against them
@@ -418,17 +421,33 @@ class OfflineJudge:
 
         related = max(cov, cov_window)
         anchored = _states_figure([q for q in lexical.quantities(claim, claim_lang) if not q.weak], focus)
+
+        def generalised() -> _Assessment | None:
+            # A claim on the source's topic that states a cause, a scope or a permanence the source
+            # nowhere states ("prevents", "across England", "dauerhaft") says more than it.
+            found = _generalisation(claim, ranked) if related >= self.generalised_at else None
+            if found is None:
+                return None
+            # ... but only where its closest sentence states a finding the claim could build on: one
+            # that denies, reverses or finds no difference argues against the claim instead.
+            if (lexical.negated(focus.window) or _EQUAL.search(focus.window) or _only_insignificant(focus.window)
+                    or _compare_directions(claim, focus.window) == "conflict" or lexical.open_question(focus.window)):
+                return None
+            kind, word = found
+            return result(Verdict.partially_supported, 0.45, "absolute",
+                          f"the claim adds {kind} no sentence read states (“{word}”)")
+
         if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences and not anchored:
             # Few shared words is what a paraphrase looks like too: no proof that the source is silent.
-            return result(Verdict.uncertain, 0.1 + 0.35 * related,
-                          "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
+            return generalised() or result(Verdict.uncertain, 0.1 + 0.35 * related,
+                                           "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
         # A sentence stating the claim's figures is read on with fewer of its words ("6,4 km/h langsamer").
         if related < (self.anchored_at if anchored else self.weakly_related_at):
             agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
             if agreed is not None:
                 return agreed
-            return result(Verdict.uncertain, 0.1 + 0.35 * related, "weak",
-                          "the retrieved passages share few of the claim's key terms")
+            return generalised() or result(Verdict.uncertain, 0.1 + 0.35 * related, "weak",
+                                           "the retrieved passages share few of the claim's key terms")
         strength = min(1.0, (related - self.related_at) / (1 - self.related_at))
         figures = _compare_figures(claim, claim_lang, focus, context)
         if figures.contradiction:
@@ -520,6 +539,10 @@ class OfflineJudge:
                                        reason="the source states the claim's direction and key terms")
                 break
         overstated = _overstatement(claim, focus.window, clause if on_subject else None)
+        if not overstated and on_subject:
+            # a scope or a permanence no sentence read states ("nationwide", "dauerhaft") overstates too
+            added = _generalisation(claim, ranked, kinds=("a scope", "a permanence"))
+            overstated = f"{added[0]} “{added[1]}” no sentence read states" if added else None
         if overstated and on_subject and lexical.negated_only_by_never(claim) and not lexical.negated(clause):
             # "never" against "rarely": an overstatement, not a denial
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
@@ -614,8 +637,8 @@ class OfflineJudge:
             # Every word of the claim occurs in the source, half of them in this sentence, nothing against it.
             return result(Verdict.supported, 0.45, "overlap", "every key term of the claim occurs in the source, "
                           "most of them in this sentence; no cue against it")
-        return result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
-                      "the source shares some of the claim's key terms, but no cue decides")
+        return generalised() or result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
+                                       "the source shares some of the claim's key terms, but no cue decides")
 
     def _negations_agree(self, claim: str, focus: _Sentence, scorer: _Scorer, cov: float,
                          cov_window: float) -> _Assessment | None:
@@ -1331,6 +1354,48 @@ def _overstatement(claim: str, source: str, clause: str | None = None) -> str | 
         shares = [q for q in stated if q.value < 100]
         if shares and not any(q.value == 100 for q in stated):  # "all employees" against "58 % of respondents"
             return f"{', '.join(weak)} against {shares[0].text}"
+    return None
+
+
+#: What a claim may add to a finding: a cause ("prevents", "führt dazu"), a scope beyond the
+#: sample ("across England", "bundesweit") or a permanence ("dauerhaft", "lasting").
+_GENERALISATIONS = (
+    ("a cause", re.compile(
+        r"\b(?:caus(?:e|es|ed|ing)|prevent\w*|protects?|protected|protecting|leads?\s+to|led\s+to|results?\s+in|"
+        r"because|due\s+to|thereby|proving|proves?|proven|determines?|determined|ensur\w*|verursach\w*|"
+        r"verhinder\w*|schützt\w*|führ\w*\s+(?:dazu|zu)|sorg\w*\s+(?:\w+\s+){0,4}?für|weil|dadurch|bewirk\w*)\b",
+        re.I)),
+    ("a scope", re.compile(
+        r"\b(?:(?i:across)\s+(?:all\b|the\s+whole\b|[A-Z])|(?i:everywhere|worldwide|nationwide|universal\w*|"
+        r"in\s+general|generally|bundesweit\w*|deutschlandweit\w*|weltweit\w*|überall|in\s+ganz|generell\w*|"
+        r"grundsätzlich\w*))")),
+    ("a permanence", re.compile(
+        r"\b(?:permanent\w*|lasting|long[-\s]term|for\s+good|well\s+into|dauerhaft\w*|nachhaltig\w*|"
+        r"langfristig\w*|reliabl[ey]|zuverlässig\w*|nachweislich\w*)\b", re.I)),
+)
+
+
+_ALL = re.compile(r"\b(?:all|every|alle|allen|aller|sämtliche\w*)\b", re.I)
+
+
+def _generalisation(claim: str, ranked: list[tuple[float, float, _Sentence]],
+                    kinds: tuple[str, ...] = ("a cause", "a scope", "a permanence")) -> tuple[str, str] | None:
+    """The cause, scope or permanence a plain (not negated, not hedged) claim states that no
+    sentence read states in the affirmative ("prevents" against "was associated with a lower
+    prevalence"; "dauerhaft" against "nach zwölf Monaten"): its kind and word; None if none."""
+    if lexical.negated(claim) or lexical.modally_hedged(claim):
+        return None
+    for kind, pattern in _GENERALISATIONS:
+        if kind not in kinds:
+            continue
+        m = pattern.search(claim)
+        if m is None:
+            continue
+        if any(pattern.search(s.text) and not lexical.negated(s.text) for _, _, s in ranked):
+            continue
+        if kind == "a scope" and any(_ALL.search(s.text) for _, _, s in ranked):
+            continue  # "across all groups" is backed by "in all four groups"
+        return kind, m.group(0)
     return None
 
 

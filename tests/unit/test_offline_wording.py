@@ -120,3 +120,39 @@ def test_a_direction_with_a_figure_still_needs_the_figure() -> None:
               "(41 % against 23 %).",)
     assert judge("Night-shift nurses reported sleep problems three times as often as colleagues on day shifts.",
                  *source) is not S
+
+
+# -- a cause, a scope or a permanence the source does not state --------------------------------
+
+COMPOST = ("We followed 48 allotment plots in Leeds over two growing seasons, half of them mulched with "
+           "garden compost each spring.",
+           "Mulched plots held more soil moisture in July and their bean yields were higher than on the "
+           "other plots in the second season.",
+           "Weed cover did not differ between the plot types.")
+
+
+def test_a_cause_the_source_does_not_state_is_a_partial_support() -> None:
+    assert judge("Compost mulch on allotment plots causes higher bean yields through better soil moisture.",
+                 *COMPOST) is P
+
+
+def test_a_scope_beyond_the_sample_is_a_partial_support() -> None:
+    assert judge("Mulched allotment plots held more soil moisture and bore higher bean yields nationwide.",
+                 *COMPOST) is P
+    # "across all plots" is backed by a source that says "all"
+    assert lexical.absolutes("all plots were mulched")[1]
+
+
+def test_a_permanence_the_source_does_not_state_is_a_partial_support() -> None:
+    assert judge("Mulching allotment plots with compost permanently raises their bean yields and soil "
+                 "moisture.", *COMPOST) is P
+
+
+def test_a_denying_source_is_no_ground_for_a_partial() -> None:
+    # the closest sentence finds no difference: the cause is not "added" to a finding
+    assert judge("Compost mulch on allotment plots causes lower weed cover on the plot types.", *COMPOST) is not P
+
+
+def test_a_claim_the_source_states_with_the_same_cue_stays_supported() -> None:
+    source = ("In the trial, the new valve design prevented leaks at every one of the 30 test pumps.",)
+    assert judge("The new valve design prevented leaks at the test pumps.", *source) is not P
