@@ -551,6 +551,12 @@ class OfflineJudge:
             return result(Verdict.not_supported, 0.55, "negation",
                           "the source leaves open what the claim states")
         source_denies = lexical.negated(clause) or (lexical.negated(claim) and lexical.negated(focus.text))
+        swap = lexical.antonym_swap(claim, claim_lang, clause, focus.lang) if on_subject else None
+        if swap and lexical.negated(claim) == source_denies:
+            # "rural schools" where the source's clause says "urban schools": another subject or
+            # the opposite quality, not what the source states
+            return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
+                          f"the source states the opposite (“{swap[1]}” where the claim says “{swap[0]}”)")
         if on_subject and lexical.negated(claim) != source_denies:
             which = "denies what the claim asserts" if lexical.negated(clause) else "asserts what the claim denies"
             return result(Verdict.not_supported, 0.6 + 0.14 * strength, "negation", f"the source {which}")
@@ -568,7 +574,7 @@ class OfflineJudge:
         if figures.unmatched:
             return result(Verdict.not_supported, 0.45, "unstated",
                           f"no passage states the claim's figure {figures.unmatched}")
-        if (figures.matched or shares_agree) and on_subject and (related >= 0.6 or (shares_agree and not figures.unmatched)):
+        if (figures.matched or shares_agree) and on_subject:
             elsewhere = _figure_of_another_subject(claim, claim_lang, focus, scorer)
             if elsewhere:  # which figure belongs to which subject is a reading, not a cue: a reader decides
                 return result(Verdict.uncertain, 0.4, "weak", f"{elsewhere}; check the source")
@@ -872,7 +878,10 @@ def _figure_segments(text: str) -> list[str]:
 
 
 def _subjects_meet(a: frozenset[str], b: frozenset[str], lang: str) -> bool:
-    return any(x == y or lexical.synonymous(x, y, lang) for x in a for y in b)
+    """Whether two shares' subjects share a word: the same stem, a near-synonym, or a German
+    compound ending in it ("Ladenflächen" / "Flächen")."""
+    return any(x == y or lexical.synonymous(x, y, lang) for x in a for y in b) or (
+        lang == "de" and any(lexical.term_match(x, b, True) >= 0.75 for x in a))
 
 
 def _comparable(claimed: lexical.Share, stated: lexical.Share, lang: str, *, in_evidence: bool) -> bool:

@@ -190,7 +190,7 @@ use usage utilisation utilization uses used using consumption consume consumed
   nutzung benutzung verwendung einsatz gebrauch nutzen nutzten genutzt eingesetzt verwendet verwendeten verbrauch
 rate rates share shares proportion proportions percentage fraction quota
   anteil anteile quote quoten rate raten prozentsatz
-  frequency frequencies incidence häufigkeit häufigkeiten inzidenz
+  frequency frequencies incidence häufigkeit häufigkeiten inzidenz prevalence prävalenz
 cost costs expense expenses expenditure spending price prices
   kosten ausgaben aufwand preis preise
 risk risks likelihood probability chance chances odds gefahr risiko risiken wahrscheinlichkeit
@@ -239,6 +239,83 @@ valuable valued useful helpful wertvoll geschätzt nützlich hilfreich
 amount quantity volume level menge umfang
 finish finished end ended stop stopped quit beenden beendeten abbrechen brachen abgebrochen aufhören
 employment jobs beschäftigung arbeitsplätze
+remain remained remains stay stayed stays persist persisted bleiben blieb blieben verbleiben fortbestehen
+examine examined investigate investigated assess assessed evaluate evaluated inspect inspected
+  untersuchen untersuchte analysieren analysierte prüfen prüften bewerten auswerten ausgewertet
+acceptance accept accepted uptake adopt adopted adoption annehmen angenommen akzeptanz akzeptiert übernahme
+difference differences gap gaps disparity disparities unterschied unterschiede differenz lücke abstand
+advantage advantages benefit benefits gain gains edge vorteil vorteile vorsprung gewinn
+change changes changed modify modified modification modifications alteration amend amended
+  änderung änderungen veränderung veränderungen ändern geändert verändert wandel
+start started begin beginning onset launch launched initiate initiated beginn start anfang begonnen
+recommend recommended recommendation recommendations advise advised advocate advocated
+  empfehlen empfahl empfehlung empfehlungen befürworten befürwortet raten
+require required requirement need needed necessary benötigen benötigt brauchen erfordern erfordert nötig notwendig
+important importance relevant relevance crucial essential wichtig bedeutend relevanz wesentlich entscheidend
+error errors mistake mistakes fault faults fehler irrtum irrtümer
+injury injuries verletzung verletzungen
+illness disease diseases disorder disorders krankheit krankheiten erkrankung erkrankungen störung störungen
+therapy therapies therapie therapien
+population bevölkerung einwohner residents inhabitants
+elderly seniors senioren ältere älteren
+women woman female females frauen frau weiblich weibliche
+men man male males männer mann männlich männliche
+girls girl mädchen
+boys boy jungen
+parents parent eltern elternteil
+family families familie familien
+neighbourhood neighbourhoods neighborhood neighborhoods stadtteil stadtteile quartier quartiere
+tax taxes levy levies abgabe abgaben steuer steuern
+purchase purchases purchased buy buying bought sale sales kauf käufe kaufen gekauft verkauf verkäufe absatz
+vehicle vehicles car cars fahrzeug fahrzeuge auto autos pkw
+road roads street streets straße straßen
+journey journeys trip trips travel reise reisen fahrt fahrten
+speed speeds velocity geschwindigkeit geschwindigkeiten tempo
+noise lärm
+crop crops harvest yield yields ertrag erträge ernte
+soil soils boden böden
+forest forests woodland woodlands wald wälder
+species arten
+knowledge understanding wissen kenntnis kenntnisse verständnis
+message messages notification notifications nachricht nachrichten benachrichtigung
+reminder reminders remind reminded erinnerung erinnerungen erinnern erinnert
+feedback rückmeldung rückmeldungen
+training course courses workshop workshops schulung schulungen training kurs kurse fortbildung
+test tests exam exams examination examinations prüfung prüfungen klausur klausuren
+support supported supporting assist assistance help helped unterstützen unterstützung unterstützt hilfe helfen
+offer offered provide provided supply angebot angebote anbieten angeboten bereitstellen bereitgestellt
+access availability available zugang verfügbarkeit verfügbar
+abolish abolished abolition removal removed abschaffen abschaffung abgeschafft wegfall streichung
+introduce introduced introduction implement implemented implementation einführen einführung eingeführt umsetzung
+  implementierung
+extend extended extension expand expanded expansion ausweiten ausweitung verlängern verlängerung verlängert
+replace replaced replacement replacing substitute ersetzen ersetzt ersatz austausch austauschen ausgetauscht
+allow allowed enable enabled permit permitted ermöglichen ermöglicht erlauben erlaubt
+explain explained explanation erklären erklärt erklärung
+concern concerns worry worries fear fears sorge sorgen befürchtung befürchtungen angst ängste
+attitude attitudes opinion opinions perception perceptions haltung haltungen meinung meinungen einstellung
+  einstellungen wahrnehmung
+willing willingness bereit bereitschaft
+trust confidence vertrauen
+stress strain burden pressure belastung belastungen druck stress
+safety security sicherheit
+quality qualität
+efficiency efficient effizienz effizient
+accuracy accurate precision precise genauigkeit genau präzision präzise
+success successful erfolg erfolge erfolgreich
+failure failures versagen ausfall ausfälle scheitern
+delay delays delayed verzögerung verzögerungen verspätung verspätungen verzögert
+mortality death deaths sterblichkeit mortalität todesfälle
+goal goals aim aims objective objectives target targets ziel ziele
+law laws legislation regulation regulations rule rules gesetz gesetze vorschrift vorschriften regelung regelungen
+authority authorities agency agencies behörde behörden
+municipality municipalities council councils kommune kommunen gemeinde gemeinden
+annual annually yearly jährlich jährliche
+monthly monatlich monatliche
+weekly wöchentlich wöchentliche
+nearby adjacent neighbouring neighboring surrounding nahe benachbart benachbarte angrenzend angrenzende umliegend
+  umliegende
+distance distances entfernung entfernungen distanz distanzen
 """
 
 
@@ -341,6 +418,111 @@ def similarity(a: str, b: str, lang: str, compounds: bool = True) -> float:
         if prefix >= 4 and prefix < min(len(a), len(b)):
             return 0.5
     return 0.0
+
+
+# -- antonyms ------------------------------------------------------------------------------
+
+#: Pairs of words of opposite meaning on one axis, English and German (one pair a line, the
+#: sides separated by "/", spellings of one side by spaces): a claim that names one side where
+#: the source names the other ("rural" for "urban", "abgelehnt" for "angenommen") states
+#: something else. Words of study reports in general, not of one topic.
+_ANTONYM_PAIRS = """
+rural countryside / urban city-centre inner-city
+younger youngest / older oldest elderly
+men male males boys fathers / women female females girls mothers
+positive positively / negative negatively
+success successful successfully / failure unsuccessful failed
+accept accepted acceptance approve approved approval / reject rejected rejection refuse refused refusal
+include included inclusion / exclude excluded exclusion
+strong stronger strongest / weak weaker weakest
+public / private
+full-time / part-time
+indoor indoors inside / outdoor outdoors outside
+cheap cheaper cheapest inexpensive / expensive costlier dearer
+easy easier / difficult harder
+simple simpler / complex complicated
+wide wider widest broad broader / narrow narrower narrowest
+safe safer / dangerous unsafe riskier
+rich richer richest wealthy wealthier affluent / poor poorer poorest deprived disadvantaged
+support supported supporting / oppose opposed opposing opposition
+agree agreed agreement / disagree disagreed disagreement
+allowed permitted legal / banned forbidden prohibited illegal
+win won winning / lose lost losing
+presence present / absence absent
+formal / informal
+direct directly / indirect indirectly
+active / passive inactive
+online remote virtual / in-person face-to-face on-site
+north northern / south southern
+east eastern / west western
+summer / winter
+morning / evening
+import imports imported / export exports exported
+minimum / maximum
+best / worst
+voluntary optional / mandatory compulsory obligatory
+permanent permanently / temporary temporarily
+effective / ineffective
+stable / unstable
+ländlich ländlichen ländliche / städtisch städtischen städtische großstädtisch
+jünger jüngere jüngeren jüngsten / älter ältere älteren ältesten
+männer männlich männliche männlichen jungen väter / frauen weiblich weibliche weiblichen mädchen mütter
+positiv positive positiven / negativ negative negativen
+erfolg erfolgreich erfolgreiche / misserfolg erfolglos gescheitert
+angenommen zustimmung zugestimmt akzeptiert / abgelehnt ablehnung verweigert
+eingeschlossen einbezogen / ausgeschlossen
+stark stärker stärkere stärkeren / schwach schwächer schwächere schwächeren
+öffentlich öffentliche öffentlichen / privat private privaten
+vollzeit / teilzeit
+drinnen innenraum / draußen freien
+billig billiger günstig günstiger günstigere / teuer teurer teurere kostspielig
+einfach einfacher leicht leichter / schwierig schwieriger schwer schwerer
+breit breiter / schmal schmaler schmäler
+reich reicher wohlhabend wohlhabende wohlhabenden / arm ärmer arme armen ärmeren benachteiligt benachteiligte
+erlaubt zulässig legal / verboten unzulässig illegal
+gewonnen gewinnen / verloren verlieren
+anwesenheit anwesend vorhanden / abwesenheit abwesend fehlend
+formell formelle formellen / informell informelle informellen
+direkt direkte direkten / indirekt indirekte indirekten
+aktiv aktive aktiven / passiv passive passiven inaktiv
+online digital / präsenz vor-ort
+nördlich nördlichen norden / südlich südlichen süden
+östlich östlichen osten / westlich westlichen westen
+sommer / winter
+morgens vormittags / abends nachmittags
+freiwillig freiwillige freiwilligen / verpflichtend verpflichtende verpflichtenden verbindlich verbindliche
+befristet befristete befristeten vorübergehend / unbefristet unbefristete unbefristeten
+wirksam wirksame wirksamen / unwirksam unwirksame unwirksamen
+"""
+
+
+@lru_cache(maxsize=2)
+def _antonyms(lang: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    pairs = []
+    for line in _ANTONYM_PAIRS.strip().splitlines():
+        left, right = line.split("/")
+        sides = tuple(frozenset(stem(p, lang) for w in side.split() for p in [w.replace("-", "")]) for side in (left, right))
+        pairs.append(sides)
+    return tuple(pairs)
+
+
+def _antonym_stems(text: str, lang: str) -> frozenset[str]:
+    ws = [w.replace("’", "'") for w in _WORD.findall(text.lower())]
+    return frozenset(stem(w.replace("-", ""), lang) for w in ws)
+
+
+def antonym_swap(claim: str, claim_lang: str, source: str, lang: str) -> tuple[str, str] | None:
+    """A side of an antonym pair the claim names where the source names only the other side
+    ("rural schools" against "urban schools"): the claim's stem and the source's; None when
+    none, or when either text names both sides."""
+    if claim_lang != lang:
+        return None
+    mine, theirs = _antonym_stems(claim, lang), _antonym_stems(source, lang)
+    for a, b in _antonyms(lang):
+        for one, other in ((a, b), (b, a)):
+            if mine & one and not mine & other and theirs & other and not theirs & one:
+                return sorted(mine & one)[0], sorted(theirs & other)[0]
+    return None
 
 
 # -- cues -----------------------------------------------------------------------------------

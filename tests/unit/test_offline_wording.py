@@ -156,3 +156,33 @@ def test_a_denying_source_is_no_ground_for_a_partial() -> None:
 def test_a_claim_the_source_states_with_the_same_cue_stays_supported() -> None:
     source = ("In the trial, the new valve design prevented leaks at every one of the 30 test pumps.",)
     assert judge("The new valve design prevented leaks at the test pumps.", *source) is not P
+
+
+# -- near-synonyms and antonyms -----------------------------------------------------------------
+
+def test_general_academic_near_synonyms_meet() -> None:
+    for a, b, lang in (("remained", "stayed", "en"), ("acceptance", "uptake", "en"), ("gap", "difference", "en"),
+                       ("recommend", "advocated", "en"), ("reminders", "erinnerungen", "de"),
+                       ("Rückmeldung", "Feedback", "de"), ("Abschaffung", "Wegfall", "de"),
+                       ("Belastung", "Stress", "de"), ("prevalence", "incidence", "en")):
+        assert lexical.similarity(lexical.stem(a.lower(), lang), lexical.stem(b.lower(), lang), lang) >= 0.75, (a, b)
+
+
+def test_an_antonym_of_the_sources_word_is_not_supported() -> None:
+    source = ("Nurses in urban hospitals reported the highest workload of all staff groups in the 2021 survey.",
+              "Response rates were similar across regions.")
+    assert judge("Nurses in rural hospitals reported the highest workload of all staff groups.", *source) is N
+    assert judge("Pflegekräfte in ländlichen Kliniken berichteten die höchste Arbeitsbelastung.",
+                 "Pflegekräfte in städtischen Kliniken berichteten die höchste Arbeitsbelastung aller Gruppen.") is N
+
+
+def test_a_source_naming_both_sides_is_no_antonym_swap() -> None:
+    assert lexical.antonym_swap("Rural pupils read more.", "en", "Rural and urban pupils read more.", "en") is None
+    assert lexical.antonym_swap("Rural pupils read more.", "en", "Urban pupils read more.", "en") == ("rural", "urban")
+
+
+def test_figures_matched_in_a_paraphrase_are_supported() -> None:
+    source = ("Each additional month of the statutory threshold postponed the actual exit from work by 0.6 "
+              "months on average.",)
+    assert judge("On average, every extra month of the statutory threshold postponed the actual exit from "
+                 "work by 0.6 months.", *source) is S
