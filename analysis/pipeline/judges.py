@@ -21,6 +21,7 @@ one shape. Settings come from the environment only in `judge_from_env`.
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import json
 import logging
@@ -385,8 +386,11 @@ class OfflineJudge:
         # So is one stating its share in other words ("jeder Sechste" for 17 %).
         claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
         claimed_shares = [sh for sh in lexical.shares(claim, claim_lang) if sh.form == "fraction"]
+        # Two or more figures of the claim in one sentence pin it down whatever words it uses.
+        several = len({q.value for q in claimed}) >= 2
         cov, cov_window, _, focus = max(scored, key=lambda x: (
-            x[0] + 0.2 * (_states_figure(claimed, x[3]) or _states_share(claimed_shares, x[3])), x[1], x[2]))
+            x[0] + 0.2 * (_states_figure(claimed, x[3]) or _states_share(claimed_shares, x[3]))
+            + 0.3 * (several and _states_figure(claimed, x[3])), x[1], x[2]))
         context = " ".join(s.text for s in sentences)
         if max(cov, cov_window) < self.related_at:
             figure = self._figure_elsewhere(claim, claim_lang, scored, context)
@@ -420,7 +424,10 @@ class OfflineJudge:
                                sentence=focus, reason=reason)
 
         related = max(cov, cov_window)
-        anchored = _states_figure([q for q in lexical.quantities(claim, claim_lang) if not q.weak], focus)
+        figures_claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
+        anchored = _states_figure(figures_claimed, focus)
+        # a sentence stating two or more of the claim's figures is read on with still fewer of its words
+        anchored_at = self.anchored_at - 0.1 * (anchored and len({q.value for q in figures_claimed}) >= 2)
 
         def generalised() -> _Assessment | None:
             # A claim on the source's topic that states a cause, a scope or a permanence the source
@@ -442,7 +449,7 @@ class OfflineJudge:
             return generalised() or result(Verdict.uncertain, 0.1 + 0.35 * related,
                                            "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
         # A sentence stating the claim's figures is read on with fewer of its words ("6,4 km/h langsamer").
-        if related < (self.anchored_at if anchored else self.weakly_related_at):
+        if related < (anchored_at if anchored else self.weakly_related_at):
             agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
             if agreed is not None:
                 return agreed
@@ -815,6 +822,36 @@ class _Figures(BaseModel):
     matched: bool = False
 
 
+#: Units of one dimension, in a common base (seconds, grams, metres): "200 minutes" is met by "3.3 hours".
+_SCALES = {"s": ("time", 1), "min": ("time", 60), "h": ("time", 3600), "d": ("time", 86400),
+           "wk": ("time", 604800), "mo": ("time", 2629800), "yr": ("time", 31557600),
+           "mg": ("mass", 1e-3), "g": ("mass", 1), "kg": ("mass", 1e3), "t": ("mass", 1e6),
+           "mm": ("length", 1e-3), "cm": ("length", 1e-2), "m": ("length", 1), "km": ("length", 1e3)}
+
+
+def _converted(stated: lexical.Quantity, unit: str | None) -> lexical.Quantity | None:
+    """The stated figure in the claim's unit of the same dimension (3.3 h → 198 min); None when
+    the units are equal, bare, or of different dimensions."""
+    if unit is None or stated.unit is None or unit == stated.unit or unit not in _SCALES or stated.unit not in _SCALES:
+        return None
+    (dim_a, scale_a), (dim_b, scale_b) = _SCALES[unit], _SCALES[stated.unit]
+    if dim_a != dim_b:
+        return None
+    return lexical.Quantity(stated.value * scale_b / scale_a, unit, 3, stated.text, weak=stated.weak,
+                            role=stated.role, bound=stated.bound)
+
+
+def _same_converted(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
+    """Whether a figure in another unit of the claim's dimension states the claim's value: within
+    the claim's bound, or within 5 % ("200 minutes" for 3.3 hours; "a year" for 12 months)."""
+    other = _converted(stated, claimed.unit)
+    if other is None:
+        return False
+    if claimed.bound in ("min", "max", "approx"):
+        return lexical.same_value(claimed, dataclasses.replace(other, bound=None))
+    return abs(other.value - claimed.value) <= 0.05 * abs(claimed.value)
+
+
 def _family(unit: str | None) -> str | None:
     return "%" if unit in ("%", "pp") else unit
 
@@ -832,18 +869,23 @@ def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str
     in_words = lexical.shares(focus.text, focus.lang)
     for q in claimed:
         same_unit = [s for s in nearby if _family(s.unit) == _family(q.unit)]
-        matches = [s for s in stated if lexical.same_value(q, s) and _units_agree(q, s)]
+        matches = [s for s in stated if (lexical.same_value(q, s) and _units_agree(q, s)) or _same_converted(q, s)]
         if q.unit and same_unit and all(s.unit is None for s in matches):
             matches = []  # "um 16 km/h" is not met by "16 streets" where the sentence says "6,1 km/h"
-        if matches or _derived(q, nearby):
+        if matches or _derived(q, nearby, _ratio_sides(claim, claim_lang, focus.text, focus.lang)
+                                         if q.unit == "x" else None):
             continue
         if q.unit == "%" and any(sh.kind == "share" and sh.form == "fraction" and sh.low <= q.value / 100 <= sh.high
                                  for sh in in_words):
             continue  # "around 50 %" for "about half"
+        if q.unit == "%" and not re.search(r"\d", q.text) and any(
+                s.unit != "%" and s.decimals and abs(s.value - q.value / 100) <= 0.12 * q.value / 100 for s in nearby):
+            continue  # "by three tenths" for "by 0.3", "ein Fünftel einer Standardabweichung" for 0.21
         if same_unit:
             return _Figures(contradiction=f"the claim says {q.text}, the source says "
                                           f"{', '.join(dict.fromkeys(s.text for s in same_unit))}")
-        other_unit = [s for s in nearby if lexical.same_value(q, s) and s.unit and q.unit]
+        other_unit = [s for s in nearby if s.unit and q.unit and (s.value == q.value or (
+            q.bound == "approx" and lexical.same_value(q, s)))]
         if other_unit:
             return _Figures(contradiction=f"the claim says {q.text}, the source says {other_unit[0].text} "
                                           "(another unit)")
@@ -925,6 +967,9 @@ def _shares_contradicted(claim: str, claim_lang: str, evidence: str, window: str
         if share.form == "fraction" and not any(not share.agrees(s) for s in named) and any(
                 s.kind == share.kind and s.form == "fraction" and share.agrees(s) for s in in_evidence):
             continue
+        if share.form == "fraction" and any(s.form == "fraction" and s.text.lower() == share.text.lower()
+                                            for s in in_evidence):
+            continue  # the evidence uses the claim's own share word ("etwa die Hälfte")
         if stated and not any(share.agrees(s) for s in stated):
             others = ", ".join(dict.fromkeys(f"“{s.text}”" for s in stated))
             # "all" against "nearly all" or a majority (58 %) overstates; against a minority it contradicts
@@ -1142,7 +1187,36 @@ def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
     return claimed.unit is None or stated.unit is None or _family(claimed.unit) == _family(stated.unit)
 
 
-def _derived(q: lexical.Quantity, nearby: list[lexical.Quantity]) -> bool:
+def _ratio_sides(claim: str, claim_lang: str, text: str, lang: str):
+    """For a multiple of the claim ("four times as common in A as in B"): a test whether the
+    larger of two figures of `text` sits with A and the smaller with B, as far as the groups
+    named after them tell; the sides of the claim come from its comparison ("as … as",
+    "than"). None when the claim names no two sides (then no ratio is read)."""
+    found = [m for m in re.finditer(r"\b(?:as|wie|than|als)\b", claim, re.I)]
+    multiple = re.search(r"\b(?:times|fold|mal|fach)\b|\b\w+(?:mal|fach)\b|\btwice\b|\bdoppelt\b", claim, re.I)
+    after = [m for m in found if multiple is not None and m.start() > multiple.end()]
+    # "four times as common in A as in B": the pivot is the last "as"/"than" after the multiple
+    if len(after) < 1:
+        return None
+    m = after[-1]
+    start, end = m.start(), m.end()
+    left = set(lexical.content_terms(claim[multiple.end():start], claim_lang)) | set(
+        lexical.content_terms(claim[:multiple.start()], claim_lang)) - set(lexical.content_terms(claim[end:], claim_lang))
+    right = set(lexical.content_terms(claim[end:], claim_lang))
+    left, right = left - right, right - left
+    segments = _figure_segments(text)
+
+    def terms_of(q: lexical.Quantity) -> set[str]:
+        seg = next((g for g in segments if q.text in g), "")
+        return set(lexical.content_terms(seg, lang))
+
+    def check(big: lexical.Quantity, small: lexical.Quantity) -> bool:
+        tb, ts = terms_of(big), terms_of(small)
+        return not (len(tb & right) > len(tb & left) or len(ts & left) > len(ts & right))
+    return check
+
+
+def _derived(q: lexical.Quantity, nearby: list[lexical.Quantity], sides=None) -> bool:
     """A claimed figure that is the difference or ratio of two nearby figures of one unit
     ("rose by 14 points" for "from 58 % to 72 %"; "doubled" for 10 → 20)."""
     for a in nearby:
@@ -1155,13 +1229,18 @@ def _derived(q: lexical.Quantity, nearby: list[lexical.Quantity]) -> bool:
                 relative = 100 * diff / (a.value if a.role == "from" else max(a.value, b.value))
                 if abs(relative - q.value) <= (0.15 * q.value if q.bound == "approx" else 0.5):
                     return True
+            if q.unit == "x" and b.value and a.value > b.value and sides is not None and sides(a, b):
+                ratio = a.value / b.value
+                if (abs(ratio - q.value) <= 0.1 * q.value if q.bound in (None, "approx") else
+                        q.value < ratio < 2 * q.value if q.bound == "min" else q.value / 2 < ratio < q.value):
+                    return True  # "more than four times as often" for 14.2 % against 3.1 %
             if not _units_agree(q, a):
                 continue
             if diff and round(diff, max(q.decimals, 1)) == round(q.value, max(q.decimals, 1)):
                 return True
             if diff and q.bound in ("approx", "max") and q.value * 0.8 <= diff <= q.value * (1.1 if q.bound == "approx" else 1):
                 return True  # "um fast zwei Monate" for 8.9 against 7.2 months
-            if q.unit in (None, "x") and b.value and round(a.value / b.value, 1) == q.value:
+            if q.unit is None and b.value and round(a.value / b.value, 1) == q.value:
                 return True
     return False
 

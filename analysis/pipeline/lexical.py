@@ -758,10 +758,11 @@ _NEARLY_BEFORE = re.compile(r"\b(?:nearly|almost|virtually|practically|fast|nahe
 
 
 def absolutes(text: str) -> tuple[list[str], list[str]]:
-    """(strong, weak) absolute words of the text, lower case ("nearly every" is none)."""
+    """(strong, weak) absolute words of the text, lower case ("nearly every" is none; "each"
+    distributes, "on each flight" claims no universality)."""
     return ([m.group(0).lower() for m in _ABSOLUTE_STRONG.finditer(text)],
             [m.group(0).lower() for m in _ABSOLUTE_WEAK.finditer(text)
-             if not _NEARLY_BEFORE.search(text[max(0, m.start() - 14):m.start()])])
+             if not _NEARLY_BEFORE.search(text[max(0, m.start() - 14):m.start()]) and m.group(0).lower() != "each"])
 
 
 #: A question the source leaves open ("whether X … could not be assessed", "ob X, bleibt offen"):
@@ -784,9 +785,14 @@ def open_question(text: str) -> bool:
     return bool(_OPEN.search(text))
 
 
+_DENIED_BEFORE = re.compile(r"\b(?:not|no|never|whether|if|nicht|kein\w*|nie|ob)\b[^.;:,]*$", re.I)
+
+
 def certainties(text: str) -> list[str]:
-    """The words of certainty or cause of a text ("reliably", "caused", "nachweislich")."""
-    return [m.group(0).lower() for m in _CERTAINTY.finditer(text)]
+    """The words of certainty or cause of a text ("reliably", "caused", "nachweislich"), not
+    those a negation or "whether" governs ("did not test whether X caused Y", "nicht kausal")."""
+    return [m.group(0).lower() for m in _CERTAINTY.finditer(text)
+            if not _DENIED_BEFORE.search(text[max(0, m.start() - 60):m.start()])]
 
 
 def modally_hedged(text: str) -> bool:

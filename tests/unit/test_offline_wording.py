@@ -186,3 +186,39 @@ def test_figures_matched_in_a_paraphrase_are_supported() -> None:
               "months on average.",)
     assert judge("On average, every extra month of the statutory threshold postponed the actual exit from "
                  "work by 0.6 months.", *source) is S
+
+
+# -- figures in other words and other units ----------------------------------------------------
+
+def test_a_figure_in_another_unit_of_its_dimension_is_the_figure() -> None:
+    source = ("Night-shift paramedics slept on average 4.5 hours between two shifts, according to their "
+              "wrist monitors.",)
+    assert judge("Between two shifts, night-shift paramedics slept roughly 270 minutes on average.", *source) is S
+    assert judge("Between two shifts, night-shift paramedics slept roughly 400 minutes on average.",
+                 *source) is not S
+
+
+def test_a_fraction_in_words_is_also_a_decimal() -> None:
+    source = ("Adding a second coat raised the insulation score of the panels by 0.5 points on average.",)
+    assert judge("A second coat raised the insulation score of the panels by about one half of a point on average.",
+                 *source) is not N
+
+
+def test_a_multiple_with_a_bound_is_met_by_the_ratio_of_two_figures() -> None:
+    source = ("Repeat visits were recorded for 18.4 % of the patients in the clinic group, against 4.1 % in the "
+              "home-care group.",)
+    assert judge("Repeat visits were more than four times as common in the clinic group as in the home-care group.",
+                 *source) is S
+    # the groups the other way round: never supported
+    assert judge("Repeat visits were more than four times as common in the home-care group as in the clinic group.",
+                 *source) is not S
+
+
+def test_each_distributes_and_claims_no_universality() -> None:
+    assert lexical.absolutes("on each shift the nurses slept") == ([], [])
+    assert lexical.absolutes("every nurse slept") == ([], ["every"])
+
+
+def test_a_cause_a_claim_says_was_not_tested_is_no_certainty() -> None:
+    assert lexical.certainties("they did not test whether the drought caused this") == []
+    assert lexical.certainties("the drought caused this") == ["caused"]
