@@ -61,12 +61,13 @@ FILLERS = frozenset(
     became become becomes lag lagen liegt liegen gab gibt pro binnen anders besonders kaum number numbers zahl anzahl
     led lead leads""".split()
 )
-#: Degree words, adverbs of time and light verbs that carry no content of their own in a
-#: paraphrase ("many", "still", "even", "took up", "kam", "gut ein Drittel", "etwas länger").
+#: Degree words and light verbs that carry no content of their own in a paraphrase ("many",
+#: "still", "took up", "kam", "gut ein Drittel", "etwas länger"). Verbs that often do carry it
+#: ("kept their jobs", "a set of", "put into practice") are left out.
 LIGHT = frozenset(
     """many much even still yet already just quite rather really simply around nearly roughly almost
     made make makes making given give gives gave took take takes taken came come comes saw see seen
-    began begin begun put kept keep keeps set way whole
+    began begin begun
     gut etwas viel viele vielen vieler vielem eher wirklich einmal desto je dafür dazu darüber kam kamen
     ging gingen trat traten lief liefen lässt lassen ließ ließen gab gaben bekam bekamen machte machten
     macht machen sprechen spricht sprach sprachen""".split()
