@@ -459,6 +459,10 @@ class OfflineJudge:
         figures = _compare_figures(claim, claim_lang, focus, context)
         if figures.contradiction:
             return result(Verdict.not_supported, 0.78 + 0.17 * strength, "figure", figures.contradiction)
+        ordered = _comparison_by_figures(claim, claim_lang, focus) if related >= self.related_at else None
+        if ordered == "conflict":
+            return result(Verdict.not_supported, 0.65 + 0.1 * strength, "direction",
+                          "the source's figures order the compared groups the other way round")
         rate = _rates_differ(claim, focus.text)
         if rate and (related >= self.related_at or anchored):
             return result(Verdict.not_supported, 0.7 + 0.1 * strength, "figure", rate)
@@ -570,6 +574,9 @@ class OfflineJudge:
         if overstated and on_subject:
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
                           f"the claim overstates the source ({overstated})")
+        if ordered == "agree" and not figures.unmatched and direction != "conflict" and not swapped:
+            return result(Verdict.supported, 0.65, "figure",
+                          "the source's figures order the compared groups as the claim does")
         if (claim_equal and _EQUAL.search(clause) and clause_cov >= self.weakly_related_at and not claim_axes
                 and not lexical.directions(clause) and not figures.unmatched and not lexical.negated(claim)):
             # "promoted just as often" for "promotion rates were the same"
@@ -1185,6 +1192,51 @@ def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
         # measured value, "a performance factor of 3.1", may be one)
         return False
     return claimed.unit is None or stated.unit is None or _family(claimed.unit) == _family(stated.unit)
+
+
+def _comparison_by_figures(claim: str, claim_lang: str, focus: _Sentence) -> str | None:
+    """A comparison of the claim ("A higher than B", "Frauen stärker als Männer") read against
+    two figures of one unit in the focus, each in a segment naming one of the claim's sides
+    ("46 % … bei den Careleavern; in der Gesamtbevölkerung 71 %"): "agree" or "conflict" when
+    the figures order the sides as the claim does or the other way round; None when the claim
+    compares nothing, or the figures cannot be placed with its sides."""
+    sides = _comparison_sides(claim, claim_lang)
+    pivot = _comparison_pivot(claim)
+    if sides is None or pivot is None:
+        return None
+    axes = lexical.directions(claim[:pivot.end()])
+    signs = {sign for axis in ("quantity", "frequency") for sign in axes.get(axis, [])}
+    if len(signs) != 1 or lexical.negated(claim):
+        return None
+    sign = signs.pop()
+    left, right = sides
+    # the claim's first group is the phrase before the comparison ("among tenants of private
+    # allotments higher than …"), not the predicate both groups share
+    head = claim[:pivot.start()]
+    groups = list(re.finditer(r"\b(?:in|on|at|by|among|for|from|with|bei|unter|von|für|auf|an|mit|im|beim)\b",
+                              head, re.I))
+    if groups:
+        narrow = set(lexical.content_terms(head[groups[-1].end():], claim_lang)) - right
+        left = narrow or left
+    if not left or not right:
+        return None
+    compounds = "de" in (claim_lang, focus.lang)
+    by_unit: dict[str | None, list[tuple[float, int]]] = {}
+    for segment in _figure_segments(focus.text):
+        figures = [q for q in lexical.quantities(segment, focus.lang) if not q.weak and q.role is None]
+        found = frozenset(lexical.content_terms(segment, focus.lang))
+        on_left = sum(lexical.term_match(t, found, compounds, focus.lang) >= 0.75 for t in left)
+        on_right = sum(lexical.term_match(t, found, compounds, focus.lang) >= 0.75 for t in right)
+        for q in figures:
+            by_unit.setdefault(_family(q.unit), []).append((q.value, on_right - on_left))
+    verdicts = set()
+    for unit, found in by_unit.items():
+        # two figures of one unit: the one whose segment leans to the second group is its figure
+        if len(found) != 2 or found[0][1] == found[1][1] or found[0][0] == found[1][0]:
+            continue
+        (a, _), (b, _) = sorted(found, key=lambda x: x[1])  # a: the first group's, b: the second's
+        verdicts.add("agree" if (a > b) == (sign > 0) else "conflict")
+    return verdicts.pop() if len(verdicts) == 1 else None
 
 
 def _ratio_sides(claim: str, claim_lang: str, text: str, lang: str):

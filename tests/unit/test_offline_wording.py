@@ -222,3 +222,24 @@ def test_each_distributes_and_claims_no_universality() -> None:
 def test_a_cause_a_claim_says_was_not_tested_is_no_certainty() -> None:
     assert lexical.certainties("they did not test whether the drought caused this") == []
     assert lexical.certainties("the drought caused this") == ["caused"]
+
+
+# -- a comparison read against the figures of the compared groups -------------------------------
+
+ALLOTMENTS = ("In the first season, 62 % of the tenants of council allotments harvested vegetables every week; "
+              "among the tenants of private allotments the share was 35 %.",
+              "The survey was run in 2022.")
+
+
+def test_a_comparison_the_figures_reverse_is_not_supported() -> None:
+    assert judge("The share harvesting vegetables every week was higher among tenants of private allotments "
+                 "than among tenants of council allotments.", *ALLOTMENTS) is N
+
+
+def test_a_comparison_the_figures_confirm_is_supported() -> None:
+    assert judge("The share harvesting vegetables every week was higher among tenants of council allotments "
+                 "than among tenants of private allotments.", *ALLOTMENTS) is S
+    assert judge("Der Anteil mit wöchentlicher Ernte lag bei Pächtern privater Gärten niedriger als bei "
+                 "Pächtern kommunaler Gärten.",
+                 "Bei Pächtern kommunaler Gärten ernteten 62 % wöchentlich; bei Pächtern privater Gärten lag "
+                 "der Anteil bei 35 %.") is S
