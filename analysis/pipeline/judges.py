@@ -562,6 +562,9 @@ class OfflineJudge:
             return result(Verdict.not_supported, 0.55, "negation",
                           "the source leaves open what the claim states")
         source_denies = lexical.negated(clause) or (lexical.negated(claim) and lexical.negated(focus.text))
+        if lexical.negated(claim) and not source_denies and not _main_clause_negated(claim):
+            # "…, weil dafür kein Zahnarzt nötig war": the negation is the reason's, not the claim's
+            source_denies = True
         swap = lexical.antonym_swap(claim, claim_lang, clause, focus.lang) if on_subject else None
         if swap and lexical.negated(claim) == source_denies:
             # "rural schools" where the source's clause says "urban schools": another subject or
@@ -1192,6 +1195,23 @@ def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
         # measured value, "a performance factor of 3.1", may be one)
         return False
     return claimed.unit is None or stated.unit is None or _family(claimed.unit) == _family(stated.unit)
+
+
+_SUBORDINATE = re.compile(
+    r"^\s*(?:because|since|as|although|though|which|who|whose|where|when|while|whereas|if|unless|"
+    r"weil|da|obwohl|obgleich|wobei|wenn|falls|sofern|während|wohingegen|der|die|das|deren|dessen|denen|"
+    r"welche\w*|wo|in\s+(?:der|dem|denen|deren|dessen)|bei\s+(?:der|dem|denen|deren|dessen))\b", re.I)
+
+
+def _main_clause_negated(claim: str) -> bool:
+    """Whether the claim's own statement is negated, not only a subordinate clause of it
+    ("…, weil dafür kein Zahnarzt nötig war", "Kinder, in deren Familien nicht Deutsch gesprochen
+    wird, …"): its parts between commas, without those a conjunction or relative pronoun opens."""
+    parts = [p for p in re.split(r"[,;]", claim) if p.strip()]
+    main = [p for i, p in enumerate(parts) if i == 0 or not _SUBORDINATE.match(p)]
+    # a relative clause right after the subject ("Kinder, in deren …, erweiterten"): the first part
+    # keeps its subject, the clause is dropped
+    return lexical.negated(" , ".join(main))
 
 
 def _comparison_by_figures(claim: str, claim_lang: str, focus: _Sentence) -> str | None:

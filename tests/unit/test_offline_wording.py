@@ -243,3 +243,13 @@ def test_a_comparison_the_figures_confirm_is_supported() -> None:
                  "Pächtern kommunaler Gärten.",
                  "Bei Pächtern kommunaler Gärten ernteten 62 % wöchentlich; bei Pächtern privater Gärten lag "
                  "der Anteil bei 35 %.") is S
+
+
+# -- a negation of a subordinate clause is not the claim's ----------------------------------------
+
+def test_a_negated_reason_does_not_deny_the_claim() -> None:
+    source = ("The school-based screening cost about a third less per child than screening in clinics, since "
+              "the checks were done by trained teachers.",)
+    assert judge("Screening at school cost about a third less per child, because no clinic staff were needed.",
+                 *source) is not N
+    assert judge("Screening at school did not cost less per child than screening in clinics.", *source) is N
