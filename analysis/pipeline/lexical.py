@@ -377,6 +377,7 @@ def root(word: str, lang: str) -> str:
     return word
 
 
+@lru_cache(maxsize=65536)
 def _ngrams(word: str) -> frozenset[str]:
     padded = f"^{word}$"
     return frozenset(padded[i:i + n] for n in (3, 4, 5) for i in range(len(padded) - n + 1))
@@ -909,6 +910,11 @@ _ORDINAL_AFTER = re.compile(
 
 def quantities(text: str, lang: str) -> list[Quantity]:
     """The figures of a text with their units; a range gives both ends the unit it ends in."""
+    return list(_quantities(text, lang))
+
+
+@lru_cache(maxsize=8192)
+def _quantities(text: str, lang: str) -> tuple[Quantity, ...]:
     found: list[Quantity] = []
     for m in _QUANTITY.finditer(text):
         if _LABEL_BEFORE.search(text[max(0, m.start() - 14):m.start()]):
@@ -946,7 +952,7 @@ def quantities(text: str, lang: str) -> list[Quantity]:
         bound = "min" if _CHANGE_OVER.search(before) else "max" if _CHANGE_UNDER.search(before) else "approx"
         value = _NUMERATORS[m.group("num").lower()] * _FRACTION_VALUES[m.group("frac").lower()] * 100
         found.append(Quantity(round(value, 1), "%", 1, m.group(0), bound=bound))
-    return found
+    return tuple(found)
 
 
 #: "by a good third", "um gut ein Viertel": more than the fraction; "knapp ein Drittel": less.
@@ -1130,6 +1136,12 @@ def _subject(after: str, lang: str) -> frozenset[str]:
 
 
 def shares(text: str, lang: str) -> list[Share]:
+    """See `_shares` (cached: the judge asks for a sentence's shares many times)."""
+    return list(_shares(text, lang))
+
+
+@lru_cache(maxsize=8192)
+def _shares(text: str, lang: str) -> tuple[Share, ...]:
     """The shares a text states: fraction words with their numerators and bounds ("knapp zwei
     Drittel", "less than a fifth"), majorities and minorities, absolute words ("all", "the
     entire", "sämtliche"), remainders ("the rest"), percentages that are no change ("48 %",
@@ -1217,4 +1229,4 @@ def shares(text: str, lang: str) -> list[Share]:
             found.append(Share(low, high, "share", q.text, _subject(after, lang)))
         else:
             found.append(Share(q.value * 0.95, q.value * 1.05, "multiple", q.text, _subject(after, lang)))
-    return found
+    return tuple(found)
