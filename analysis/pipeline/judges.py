@@ -552,7 +552,7 @@ class OfflineJudge:
         overstated = _overstatement(claim, focus.window, clause if on_subject else None)
         if not overstated and on_subject:
             # a scope or a permanence no sentence read states ("nationwide", "dauerhaft") overstates too
-            added = _generalisation(claim, ranked, kinds=("a scope", "a permanence"))
+            added = _generalisation(claim, ranked, kinds=("a cause", "a scope", "a permanence"))
             overstated = f"{added[0]} “{added[1]}” no sentence read states" if added else None
         if overstated and on_subject and lexical.negated_only_by_never(claim) and not lexical.negated(clause):
             # "never" against "rarely": an overstatement, not a denial
@@ -1522,7 +1522,7 @@ def _overstatement(claim: str, source: str, clause: str | None = None) -> str | 
 _GENERALISATIONS = (
     ("a cause", re.compile(
         r"\b(?:caus(?:e|es|ed|ing)|prevent\w*|protects?|protected|protecting|leads?\s+to|led\s+to|results?\s+in|"
-        r"because|due\s+to|thereby|proving|proves?|proven|determines?|determined|ensur\w*|verursach\w*|"
+        r"because|thereby|proving|proves?|proven|determines?|determined|ensur\w*|verursach\w*|"
         r"verhinder\w*|schützt\w*|führ\w*\s+(?:dazu|zu)|sorg\w*\s+(?:\w+\s+){0,4}?für|weil|dadurch|bewirk\w*)\b",
         re.I)),
     ("a scope", re.compile(

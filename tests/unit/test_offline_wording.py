@@ -253,3 +253,13 @@ def test_a_negated_reason_does_not_deny_the_claim() -> None:
     assert judge("Screening at school cost about a third less per child, because no clinic staff were needed.",
                  *source) is not N
     assert judge("Screening at school did not cost less per child than screening in clinics.", *source) is N
+
+
+def test_a_reason_the_source_does_not_give_makes_a_well_covered_claim_partial() -> None:
+    source = ("Most complaints came from three large branches, where waiting times regularly exceeded 20 "
+              "minutes at lunchtime.",)
+    assert judge("Most complaints came from three large branches, where waiting times regularly exceeded 20 "
+                 "minutes at lunchtime because too few counters were open.", *source) is P
+    # "due to" attributes a share, it names no cause the source lacks
+    assert judge("Less than a fifth of the complaints were due to waiting times.",
+                 "Waiting times accounted for less than one fifth of the complaints.") is not P
