@@ -759,12 +759,18 @@ def negated_only_by_never(text: str) -> bool:
 _NEARLY_BEFORE = re.compile(r"\b(?:nearly|almost|virtually|practically|fast|nahezu|beinahe|praktisch)\s+$", re.I)
 
 
+#: "all year", "all day long", "jeden Tag": a span of time, not a claim about every member of a group.
+_SPAN_AFTER = re.compile(r"\s+(?:year|day|week|month|night|season|winter|summer|jahr|tag|woche|monat|nacht|"
+                         r"saison|winter|sommer)s?\b", re.I)
+
+
 def absolutes(text: str) -> tuple[list[str], list[str]]:
     """(strong, weak) absolute words of the text, lower case ("nearly every" is none; "each"
-    distributes, "on each flight" claims no universality)."""
+    distributes, "on each flight" claims no universality; "all year" is a span of time)."""
     return ([m.group(0).lower() for m in _ABSOLUTE_STRONG.finditer(text)],
             [m.group(0).lower() for m in _ABSOLUTE_WEAK.finditer(text)
-             if not _NEARLY_BEFORE.search(text[max(0, m.start() - 14):m.start()]) and m.group(0).lower() != "each"])
+             if not _NEARLY_BEFORE.search(text[max(0, m.start() - 14):m.start()]) and m.group(0).lower() != "each"
+             and not _SPAN_AFTER.match(text, m.end())])
 
 
 #: A question the source leaves open ("whether X … could not be assessed", "ob X, bleibt offen"):

@@ -263,3 +263,9 @@ def test_a_reason_the_source_does_not_give_makes_a_well_covered_claim_partial() 
     # "due to" attributes a share, it names no cause the source lacks
     assert judge("Less than a fifth of the complaints were due to waiting times.",
                  "Waiting times accounted for less than one fifth of the complaints.") is not P
+
+
+def test_all_year_is_a_span_of_time_not_an_absolute() -> None:
+    assert lexical.absolutes("cows kept indoors all year") == ([], [])
+    assert lexical.absolutes("Kühe, die jeden Tag im Stall standen") == ([], [])
+    assert lexical.absolutes("all cows were kept indoors") == ([], ["all"])
