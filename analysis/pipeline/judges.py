@@ -21,6 +21,7 @@ one shape. Settings come from the environment only in `judge_from_env`.
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import json
 import logging
@@ -307,7 +308,10 @@ class OfflineJudge:
 
     def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5, negation_related_at: float = 0.4,
                  unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45,
-                 anchored_at: float = 0.35, extra_stated_at: float = 0.7, extra_unstated_at: float = 0.35) -> None:
+                 anchored_at: float = 0.35, extra_stated_at: float = 0.7, extra_unstated_at: float = 0.35,
+                 generalised_at: float = 0.45) -> None:
+        #: coverage from which a claim stating a cause, scope or permanence no sentence states is partial
+        self.generalised_at = generalised_at
         self.supported_at = supported_at
         self.related_at = related_at
         #: coverage at which the cues are read at all, and most terms without a cue against them
@@ -382,8 +386,11 @@ class OfflineJudge:
         # So is one stating its share in other words ("jeder Sechste" for 17 %).
         claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
         claimed_shares = [sh for sh in lexical.shares(claim, claim_lang) if sh.form == "fraction"]
+        # Two or more figures of the claim in one sentence pin it down whatever words it uses.
+        several = len({q.value for q in claimed}) >= 2
         cov, cov_window, _, focus = max(scored, key=lambda x: (
-            x[0] + 0.2 * (_states_figure(claimed, x[3]) or _states_share(claimed_shares, x[3])), x[1], x[2]))
+            x[0] + 0.2 * (_states_figure(claimed, x[3]) or _states_share(claimed_shares, x[3]))
+            + 0.3 * (several and _states_figure(claimed, x[3])), x[1], x[2]))
         context = " ".join(s.text for s in sentences)
         if max(cov, cov_window) < self.related_at:
             figure = self._figure_elsewhere(claim, claim_lang, scored, context)
@@ -392,8 +399,8 @@ class OfflineJudge:
         # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
         ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
                                                      reverse=True)]
-        return _guard_condition(claim, claim_lang, _guard_directions(claim, _guard_shares(
-            claim, claim_lang, self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked))))
+        return _guard_condition(claim, claim_lang, _guard_counts(claim, claim_lang, _guard_directions(claim, _guard_shares(
+            claim, claim_lang, self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)))))
 
     def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
         """When no sentence is clearly about the claim: a sentence that shares some of its terms
@@ -417,22 +424,45 @@ class OfflineJudge:
                                sentence=focus, reason=reason)
 
         related = max(cov, cov_window)
-        anchored = _states_figure([q for q in lexical.quantities(claim, claim_lang) if not q.weak], focus)
+        figures_claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
+        anchored = _states_figure(figures_claimed, focus)
+        # a sentence stating two or more of the claim's figures is read on with still fewer of its words
+        anchored_at = self.anchored_at - 0.1 * (anchored and len({q.value for q in figures_claimed}) >= 2)
+
+        def generalised() -> _Assessment | None:
+            # A claim on the source's topic that states a cause, a scope or a permanence the source
+            # nowhere states ("prevents", "across England", "dauerhaft") says more than it.
+            found = _generalisation(claim, ranked) if related >= self.generalised_at else None
+            if found is None:
+                return None
+            # ... but only where its closest sentence states a finding the claim could build on: one
+            # that denies, reverses or finds no difference argues against the claim instead.
+            if (lexical.negated(focus.window) or _EQUAL.search(focus.window) or _only_insignificant(focus.window)
+                    or _compare_directions(claim, focus.window) == "conflict" or lexical.open_question(focus.window)):
+                return None
+            kind, word = found
+            return result(Verdict.partially_supported, 0.45, "absolute",
+                          f"the claim adds {kind} no sentence read states (“{word}”)")
+
         if related < self.unrelated_at and len(ranked) >= self.unrelated_sentences and not anchored:
             # Few shared words is what a paraphrase looks like too: no proof that the source is silent.
-            return result(Verdict.uncertain, 0.1 + 0.35 * related,
-                          "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
+            return generalised() or result(Verdict.uncertain, 0.1 + 0.35 * related,
+                                           "absent", f"no sentence of the {len(ranked)} read states the claim's key terms")
         # A sentence stating the claim's figures is read on with fewer of its words ("6,4 km/h langsamer").
-        if related < (self.anchored_at if anchored else self.weakly_related_at):
+        if related < (anchored_at if anchored else self.weakly_related_at):
             agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
             if agreed is not None:
                 return agreed
-            return result(Verdict.uncertain, 0.1 + 0.35 * related, "weak",
-                          "the retrieved passages share few of the claim's key terms")
+            return generalised() or result(Verdict.uncertain, 0.1 + 0.35 * related, "weak",
+                                           "the retrieved passages share few of the claim's key terms")
         strength = min(1.0, (related - self.related_at) / (1 - self.related_at))
         figures = _compare_figures(claim, claim_lang, focus, context)
         if figures.contradiction:
             return result(Verdict.not_supported, 0.78 + 0.17 * strength, "figure", figures.contradiction)
+        ordered = _comparison_by_figures(claim, claim_lang, focus) if related >= self.related_at else None
+        if ordered == "conflict":
+            return result(Verdict.not_supported, 0.65 + 0.1 * strength, "direction",
+                          "the source's figures order the compared groups the other way round")
         rate = _rates_differ(claim, focus.text)
         if rate and (related >= self.related_at or anchored):
             return result(Verdict.not_supported, 0.7 + 0.1 * strength, "figure", rate)
@@ -487,6 +517,9 @@ class OfflineJudge:
                           "the claim states as a finding a difference the source found not significant")
         claim_axes = set(lexical.directions(claim))
         unconfirmed = bool(claim_axes) and direction is None
+        # a claim with a figure of any kind (digits, words, shares, multiples) is met by its figures
+        counted_claim = bool(lexical.quantities(claim, claim_lang) or _NUMERAL.search(claim)
+                             or lexical.shares(claim, claim_lang))
         if unconfirmed and not claim_axes & set(lexical.directions(clause)):
             # The focus states no direction the claim states: the next related sentence that does decides.
             for other_cov, other_window, other in ranked:
@@ -517,6 +550,10 @@ class OfflineJudge:
                                        reason="the source states the claim's direction and key terms")
                 break
         overstated = _overstatement(claim, focus.window, clause if on_subject else None)
+        if not overstated and on_subject:
+            # a scope or a permanence no sentence read states ("nationwide", "dauerhaft") overstates too
+            added = _generalisation(claim, ranked, kinds=("a cause", "a scope", "a permanence"))
+            overstated = f"{added[0]} “{added[1]}” no sentence read states" if added else None
         if overstated and on_subject and lexical.negated_only_by_never(claim) and not lexical.negated(clause):
             # "never" against "rarely": an overstatement, not a denial
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
@@ -525,12 +562,24 @@ class OfflineJudge:
             return result(Verdict.not_supported, 0.55, "negation",
                           "the source leaves open what the claim states")
         source_denies = lexical.negated(clause) or (lexical.negated(claim) and lexical.negated(focus.text))
+        if lexical.negated(claim) and not source_denies and not _main_clause_negated(claim):
+            # "…, weil dafür kein Zahnarzt nötig war": the negation is the reason's, not the claim's
+            source_denies = True
+        swap = lexical.antonym_swap(claim, claim_lang, clause, focus.lang) if on_subject else None
+        if swap and lexical.negated(claim) == source_denies:
+            # "rural schools" where the source's clause says "urban schools": another subject or
+            # the opposite quality, not what the source states
+            return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
+                          f"the source states the opposite (“{swap[1]}” where the claim says “{swap[0]}”)")
         if on_subject and lexical.negated(claim) != source_denies:
             which = "denies what the claim asserts" if lexical.negated(clause) else "asserts what the claim denies"
             return result(Verdict.not_supported, 0.6 + 0.14 * strength, "negation", f"the source {which}")
         if overstated and on_subject:
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
                           f"the claim overstates the source ({overstated})")
+        if ordered == "agree" and not figures.unmatched and direction != "conflict" and not swapped:
+            return result(Verdict.supported, 0.65, "figure",
+                          "the source's figures order the compared groups as the claim does")
         if (claim_equal and _EQUAL.search(clause) and clause_cov >= self.weakly_related_at and not claim_axes
                 and not lexical.directions(clause) and not figures.unmatched and not lexical.negated(claim)):
             # "promoted just as often" for "promotion rates were the same"
@@ -542,7 +591,7 @@ class OfflineJudge:
         if figures.unmatched:
             return result(Verdict.not_supported, 0.45, "unstated",
                           f"no passage states the claim's figure {figures.unmatched}")
-        if (figures.matched or shares_agree) and on_subject and related >= 0.6:
+        if (figures.matched or shares_agree) and on_subject:
             elsewhere = _figure_of_another_subject(claim, claim_lang, focus, scorer)
             if elsewhere:  # which figure belongs to which subject is a reading, not a cue: a reader decides
                 return result(Verdict.uncertain, 0.4, "weak", f"{elsewhere}; check the source")
@@ -558,6 +607,13 @@ class OfflineJudge:
         if direction == "agree" and clause_cov >= 0.6:
             return result(Verdict.supported, 0.75 + 0.15 * strength, "direction",
                           "the source states the claim's direction and key terms")
+        if (direction == "agree" and clause_cov >= self.related_at and not counted_claim
+                and not any(not q.weak for q in lexical.quantities(focus.window, focus.lang))
+                and not _mixed_directions(claim, clause)):
+            # The claim's direction, in the clause that shares half its words or more: a paraphrase
+            # of the finding ("more often interrupted" for "more frequent interruptions").
+            return result(Verdict.supported, 0.6, "direction",
+                          "the source states the claim's direction and most of its key terms")
         if _COMPARISON.search(claim) and _CONTRAST.search(focus.text) and not _CONTRAST.search(claim):
             # "X and Y equally" against "X kept it, whereas Y lost it": the words are the source's,
             # the comparison is not.
@@ -604,8 +660,8 @@ class OfflineJudge:
             # Every word of the claim occurs in the source, half of them in this sentence, nothing against it.
             return result(Verdict.supported, 0.45, "overlap", "every key term of the claim occurs in the source, "
                           "most of them in this sentence; no cue against it")
-        return result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
-                      "the source shares some of the claim's key terms, but no cue decides")
+        return generalised() or result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
+                                       "the source shares some of the claim's key terms, but no cue decides")
 
     def _negations_agree(self, claim: str, focus: _Sentence, scorer: _Scorer, cov: float,
                          cov_window: float) -> _Assessment | None:
@@ -776,6 +832,36 @@ class _Figures(BaseModel):
     matched: bool = False
 
 
+#: Units of one dimension, in a common base (seconds, grams, metres): "200 minutes" is met by "3.3 hours".
+_SCALES = {"s": ("time", 1), "min": ("time", 60), "h": ("time", 3600), "d": ("time", 86400),
+           "wk": ("time", 604800), "mo": ("time", 2629800), "yr": ("time", 31557600),
+           "mg": ("mass", 1e-3), "g": ("mass", 1), "kg": ("mass", 1e3), "t": ("mass", 1e6),
+           "mm": ("length", 1e-3), "cm": ("length", 1e-2), "m": ("length", 1), "km": ("length", 1e3)}
+
+
+def _converted(stated: lexical.Quantity, unit: str | None) -> lexical.Quantity | None:
+    """The stated figure in the claim's unit of the same dimension (3.3 h → 198 min); None when
+    the units are equal, bare, or of different dimensions."""
+    if unit is None or stated.unit is None or unit == stated.unit or unit not in _SCALES or stated.unit not in _SCALES:
+        return None
+    (dim_a, scale_a), (dim_b, scale_b) = _SCALES[unit], _SCALES[stated.unit]
+    if dim_a != dim_b:
+        return None
+    return lexical.Quantity(stated.value * scale_b / scale_a, unit, 3, stated.text, weak=stated.weak,
+                            role=stated.role, bound=stated.bound)
+
+
+def _same_converted(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
+    """Whether a figure in another unit of the claim's dimension states the claim's value: within
+    the claim's bound, or within 5 % ("200 minutes" for 3.3 hours; "a year" for 12 months)."""
+    other = _converted(stated, claimed.unit)
+    if other is None:
+        return False
+    if claimed.bound in ("min", "max", "approx"):
+        return lexical.same_value(claimed, dataclasses.replace(other, bound=None))
+    return abs(other.value - claimed.value) <= 0.05 * abs(claimed.value)
+
+
 def _family(unit: str | None) -> str | None:
     return "%" if unit in ("%", "pp") else unit
 
@@ -793,18 +879,23 @@ def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str
     in_words = lexical.shares(focus.text, focus.lang)
     for q in claimed:
         same_unit = [s for s in nearby if _family(s.unit) == _family(q.unit)]
-        matches = [s for s in stated if lexical.same_value(q, s) and _units_agree(q, s)]
+        matches = [s for s in stated if (lexical.same_value(q, s) and _units_agree(q, s)) or _same_converted(q, s)]
         if q.unit and same_unit and all(s.unit is None for s in matches):
             matches = []  # "um 16 km/h" is not met by "16 streets" where the sentence says "6,1 km/h"
-        if matches or _derived(q, nearby):
+        if matches or _derived(q, nearby, _ratio_sides(claim, claim_lang, focus.text, focus.lang)
+                                         if q.unit == "x" else None):
             continue
         if q.unit == "%" and any(sh.kind == "share" and sh.form == "fraction" and sh.low <= q.value / 100 <= sh.high
                                  for sh in in_words):
             continue  # "around 50 %" for "about half"
+        if q.unit == "%" and not re.search(r"\d", q.text) and any(
+                s.unit != "%" and s.decimals and abs(s.value - q.value / 100) <= 0.12 * q.value / 100 for s in nearby):
+            continue  # "by three tenths" for "by 0.3", "ein Fünftel einer Standardabweichung" for 0.21
         if same_unit:
             return _Figures(contradiction=f"the claim says {q.text}, the source says "
                                           f"{', '.join(dict.fromkeys(s.text for s in same_unit))}")
-        other_unit = [s for s in nearby if lexical.same_value(q, s) and s.unit and q.unit]
+        other_unit = [s for s in nearby if s.unit and q.unit and (s.value == q.value or (
+            q.bound == "approx" and lexical.same_value(q, s)))]
         if other_unit:
             return _Figures(contradiction=f"the claim says {q.text}, the source says {other_unit[0].text} "
                                           "(another unit)")
@@ -839,7 +930,10 @@ def _figure_segments(text: str) -> list[str]:
 
 
 def _subjects_meet(a: frozenset[str], b: frozenset[str], lang: str) -> bool:
-    return any(x == y or lexical.synonymous(x, y, lang) for x in a for y in b)
+    """Whether two shares' subjects share a word: the same stem, a near-synonym, or a German
+    compound ending in it ("Ladenflächen" / "Flächen")."""
+    return any(x == y or lexical.synonymous(x, y, lang) for x in a for y in b) or (
+        lang == "de" and any(lexical.term_match(x, b, True) >= 0.75 for x in a))
 
 
 def _comparable(claimed: lexical.Share, stated: lexical.Share, lang: str, *, in_evidence: bool) -> bool:
@@ -875,6 +969,17 @@ def _shares_contradicted(claim: str, claim_lang: str, evidence: str, window: str
     for share in claimed:
         stated = ([s for s in in_evidence if _comparable(share, s, lang, in_evidence=True)]
                   + [s for s in nearby if _comparable(share, s, lang, in_evidence=False)])
+        # A share of the evidence naming the claim's subject decides; failing one, a figure of the
+        # evidence that agrees ("49 Prozent der Befragten" for "knapp die Hälfte der Geflüchteten")
+        # outweighs one that names no subject at all.
+        named = [s for s in in_evidence if s in stated and share.subject and s.subject
+                 and _subjects_meet(share.subject, s.subject, lang)]
+        if share.form == "fraction" and not any(not share.agrees(s) for s in named) and any(
+                s.kind == share.kind and s.form == "fraction" and share.agrees(s) for s in in_evidence):
+            continue
+        if share.form == "fraction" and any(s.form == "fraction" and s.text.lower() == share.text.lower()
+                                            for s in in_evidence):
+            continue  # the evidence uses the claim's own share word ("etwa die Hälfte")
         if stated and not any(share.agrees(s) for s in stated):
             others = ", ".join(dict.fromkeys(f"“{s.text}”" for s in stated))
             # "all" against "nearly all" or a majority (58 %) overstates; against a minority it contradicts
@@ -927,6 +1032,60 @@ def _guard_shares(claim: str, claim_lang: str, a: _Assessment) -> _Assessment:
                                     "reason": f"the claim overstates the source ({reason})"})
     return a.model_copy(update={"verdict": Verdict.not_supported, "confidence": 0.7, "cue": "figure",
                                 "reason": f"the source states another share ({reason})"})
+
+
+_YEARLIKE = re.compile(r"^(?:1[89]|20)\d\d$")
+
+
+def _counted(text: str, lang: str) -> list[tuple[lexical.Quantity, frozenset[str]]]:
+    """The counts of a text with what they count: a bare figure, in digits or in words, and the
+    first content terms of the three words after it ("zwölf Landgerichten" → 12, {landgericht})."""
+    out = []
+    for q in lexical.quantities(text, lang):
+        if q.unit is not None or q.role is not None or _YEARLIKE.match(q.text.strip()):
+            continue
+        start = text.find(q.text)
+        if start < 0:
+            continue
+        after = " ".join(text[start + len(q.text):start + len(q.text) + 60].split()[:3])
+        after = re.split(r"[.;:!?,()]", after, maxsplit=1)[0]
+        if re.match(r"\s*(?:of|out\s+of|in|von|aus|der|des|unter)\b", after, re.I):
+            continue  # "thirty of the hot spots", "vier von zehn": a part, not the whole counted
+        heads = frozenset(lexical.content_terms(after, lang)[:1])
+        if heads:
+            out.append((q, heads))
+    return out
+
+
+def _counts_differ(claim: str, claim_lang: str, evidence: str, lang: str) -> str | None:
+    """The reason when the claim counts something ("an zwölf Landgerichten") that the evidence
+    counts otherwise ("an vier Landgerichten") and never as the claim does: a count is a figure."""
+    stated = _counted(evidence, lang)
+    if not stated:
+        return None
+    compounds = "de" in (lang, claim_lang)
+    values = lexical.quantities(evidence, lang)
+    for q, heads in _counted(claim, claim_lang):
+        same = [s for s, theirs in stated if heads == theirs]
+        if any(lexical.same_value(q, s) or lexical.same_value(s, q) for s in values):
+            continue  # the evidence states the claim's count somewhere: which noun it counts is a reading
+        if same:
+            return f"the claim counts {q.text}, the source {', '.join(dict.fromkeys(s.text for s in same))}"
+    return None
+
+
+def _guard_counts(claim: str, claim_lang: str, a: _Assessment) -> _Assessment:
+    """The check every `supported` passes for counts: the evidence counts nothing the claim counts
+    with another number (if it does, `uncertain`: a claim's number words no longer lower its
+    coverage, so the count itself must be read)."""
+    if a.verdict is not Verdict.supported or a.sentence is None:
+        return a
+    found = _counts_differ(claim, claim_lang, a.evidence or a.sentence.text, a.sentence.lang)
+    if found is None:
+        return a
+    # which count belongs to what is a reading ("four courts" of which twelve hearings …): a reader decides
+    return a.model_copy(update={"verdict": Verdict.uncertain, "confidence": 0.4, "cue": "weak",
+                                "reason": f"{found}; check the source"})
 
 
 def _part_terms(part: str, lang: str) -> bool:
@@ -1038,7 +1197,98 @@ def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
     return claimed.unit is None or stated.unit is None or _family(claimed.unit) == _family(stated.unit)
 
 
-def _derived(q: lexical.Quantity, nearby: list[lexical.Quantity]) -> bool:
+_SUBORDINATE = re.compile(
+    r"^\s*(?:because|since|as|although|though|which|who|whose|where|when|while|whereas|if|unless|"
+    r"weil|da|obwohl|obgleich|wobei|wenn|falls|sofern|während|wohingegen|der|die|das|deren|dessen|denen|"
+    r"welche\w*|wo|in\s+(?:der|dem|denen|deren|dessen)|bei\s+(?:der|dem|denen|deren|dessen))\b", re.I)
+
+
+def _main_clause_negated(claim: str) -> bool:
+    """Whether the claim's own statement is negated, not only a subordinate clause of it
+    ("…, weil dafür kein Zahnarzt nötig war", "Kinder, in deren Familien nicht Deutsch gesprochen
+    wird, …"): its parts between commas, without those a conjunction or relative pronoun opens."""
+    parts = [p for p in re.split(r"[,;]", claim) if p.strip()]
+    main = [p for i, p in enumerate(parts) if i == 0 or not _SUBORDINATE.match(p)]
+    # a relative clause right after the subject ("Kinder, in deren …, erweiterten"): the first part
+    # keeps its subject, the clause is dropped
+    return lexical.negated(" , ".join(main))
+
+
+def _comparison_by_figures(claim: str, claim_lang: str, focus: _Sentence) -> str | None:
+    """A comparison of the claim ("A higher than B", "Frauen stärker als Männer") read against
+    two figures of one unit in the focus, each in a segment naming one of the claim's sides
+    ("46 % … bei den Careleavern; in der Gesamtbevölkerung 71 %"): "agree" or "conflict" when
+    the figures order the sides as the claim does or the other way round; None when the claim
+    compares nothing, or the figures cannot be placed with its sides."""
+    sides = _comparison_sides(claim, claim_lang)
+    pivot = _comparison_pivot(claim)
+    if sides is None or pivot is None:
+        return None
+    axes = lexical.directions(claim[:pivot.end()])
+    signs = {sign for axis in ("quantity", "frequency") for sign in axes.get(axis, [])}
+    if len(signs) != 1 or lexical.negated(claim):
+        return None
+    sign = signs.pop()
+    left, right = sides
+    # the claim's first group is the phrase before the comparison ("among tenants of private
+    # allotments higher than …"), not the predicate both groups share
+    head = claim[:pivot.start()]
+    groups = list(re.finditer(r"\b(?:in|on|at|by|among|for|from|with|bei|unter|von|für|auf|an|mit|im|beim)\b",
+                              head, re.I))
+    if groups:
+        narrow = set(lexical.content_terms(head[groups[-1].end():], claim_lang)) - right
+        left = narrow or left
+    if not left or not right:
+        return None
+    compounds = "de" in (claim_lang, focus.lang)
+    by_unit: dict[str | None, list[tuple[float, int]]] = {}
+    for segment in _figure_segments(focus.text):
+        figures = [q for q in lexical.quantities(segment, focus.lang) if not q.weak and q.role is None]
+        found = frozenset(lexical.content_terms(segment, focus.lang))
+        on_left = sum(lexical.term_match(t, found, compounds, focus.lang) >= 0.75 for t in left)
+        on_right = sum(lexical.term_match(t, found, compounds, focus.lang) >= 0.75 for t in right)
+        for q in figures:
+            by_unit.setdefault(_family(q.unit), []).append((q.value, on_right - on_left))
+    verdicts = set()
+    for unit, found in by_unit.items():
+        # two figures of one unit: the one whose segment leans to the second group is its figure
+        if len(found) != 2 or found[0][1] == found[1][1] or found[0][0] == found[1][0]:
+            continue
+        (a, _), (b, _) = sorted(found, key=lambda x: x[1])  # a: the first group's, b: the second's
+        verdicts.add("agree" if (a > b) == (sign > 0) else "conflict")
+    return verdicts.pop() if len(verdicts) == 1 else None
+
+
+def _ratio_sides(claim: str, claim_lang: str, text: str, lang: str):
+    """For a multiple of the claim ("four times as common in A as in B"): a test whether the
+    larger of two figures of `text` sits with A and the smaller with B, as far as the groups
+    named after them tell; the sides of the claim come from its comparison ("as … as",
+    "than"). None when the claim names no two sides (then no ratio is read)."""
+    found = [m for m in re.finditer(r"\b(?:as|wie|than|als)\b", claim, re.I)]
+    multiple = re.search(r"\b(?:times|fold|mal|fach)\b|\b\w+(?:mal|fach)\b|\btwice\b|\bdoppelt\b", claim, re.I)
+    after = [m for m in found if multiple is not None and m.start() > multiple.end()]
+    # "four times as common in A as in B": the pivot is the last "as"/"than" after the multiple
+    if len(after) < 1:
+        return None
+    m = after[-1]
+    start, end = m.start(), m.end()
+    left = set(lexical.content_terms(claim[multiple.end():start], claim_lang)) | set(
+        lexical.content_terms(claim[:multiple.start()], claim_lang)) - set(lexical.content_terms(claim[end:], claim_lang))
+    right = set(lexical.content_terms(claim[end:], claim_lang))
+    left, right = left - right, right - left
+    segments = _figure_segments(text)
+
+    def terms_of(q: lexical.Quantity) -> set[str]:
+        seg = next((g for g in segments if q.text in g), "")
+        return set(lexical.content_terms(seg, lang))
+
+    def check(big: lexical.Quantity, small: lexical.Quantity) -> bool:
+        tb, ts = terms_of(big), terms_of(small)
+        return not (len(tb & right) > len(tb & left) or len(ts & left) > len(ts & right))
+    return check
+
+
+def _derived(q: lexical.Quantity, nearby: list[lexical.Quantity], sides=None) -> bool:
     """A claimed figure that is the difference or ratio of two nearby figures of one unit
     ("rose by 14 points" for "from 58 % to 72 %"; "doubled" for 10 → 20)."""
     for a in nearby:
@@ -1051,13 +1301,18 @@ def _derived(q: lexical.Quantity, nearby: list[lexical.Quantity]) -> bool:
                 relative = 100 * diff / (a.value if a.role == "from" else max(a.value, b.value))
                 if abs(relative - q.value) <= (0.15 * q.value if q.bound == "approx" else 0.5):
                     return True
+            if q.unit == "x" and b.value and a.value > b.value and sides is not None and sides(a, b):
+                ratio = a.value / b.value
+                if (abs(ratio - q.value) <= 0.1 * q.value if q.bound in (None, "approx") else
+                        q.value < ratio < 2 * q.value if q.bound == "min" else q.value / 2 < ratio < q.value):
+                    return True  # "more than four times as often" for 14.2 % against 3.1 %
             if not _units_agree(q, a):
                 continue
             if diff and round(diff, max(q.decimals, 1)) == round(q.value, max(q.decimals, 1)):
                 return True
             if diff and q.bound in ("approx", "max") and q.value * 0.8 <= diff <= q.value * (1.1 if q.bound == "approx" else 1):
                 return True  # "um fast zwei Monate" for 8.9 against 7.2 months
-            if q.unit in (None, "x") and b.value and round(a.value / b.value, 1) == q.value:
+            if q.unit is None and b.value and round(a.value / b.value, 1) == q.value:
                 return True
     return False
 
@@ -1259,6 +1514,48 @@ def _overstatement(claim: str, source: str, clause: str | None = None) -> str | 
         shares = [q for q in stated if q.value < 100]
         if shares and not any(q.value == 100 for q in stated):  # "all employees" against "58 % of respondents"
             return f"{', '.join(weak)} against {shares[0].text}"
+    return None
+
+
+#: What a claim may add to a finding: a cause ("prevents", "führt dazu"), a scope beyond the
+#: sample ("across England", "bundesweit") or a permanence ("dauerhaft", "lasting").
+_GENERALISATIONS = (
+    ("a cause", re.compile(
+        r"\b(?:caus(?:e|es|ed|ing)|prevent\w*|protects?|protected|protecting|leads?\s+to|led\s+to|results?\s+in|"
+        r"because|thereby|proving|proves?|proven|determines?|determined|ensur\w*|verursach\w*|"
+        r"verhinder\w*|schützt\w*|führ\w*\s+(?:dazu|zu)|sorg\w*\s+(?:\w+\s+){0,4}?für|weil|dadurch|bewirk\w*)\b",
+        re.I)),
+    ("a scope", re.compile(
+        r"\b(?:(?i:across)\s+(?:all\b|the\s+whole\b|[A-Z])|(?i:everywhere|worldwide|nationwide|universal\w*|"
+        r"in\s+general|generally|bundesweit\w*|deutschlandweit\w*|weltweit\w*|überall|in\s+ganz|generell\w*|"
+        r"grundsätzlich\w*))")),
+    ("a permanence", re.compile(
+        r"\b(?:permanent\w*|lasting|long[-\s]term|for\s+good|well\s+into|dauerhaft\w*|nachhaltig\w*|"
+        r"langfristig\w*|reliabl[ey]|zuverlässig\w*|nachweislich\w*)\b", re.I)),
+)
+
+
+_ALL = re.compile(r"\b(?:all|every|alle|allen|aller|sämtliche\w*)\b", re.I)
+
+
+def _generalisation(claim: str, ranked: list[tuple[float, float, _Sentence]],
+                    kinds: tuple[str, ...] = ("a cause", "a scope", "a permanence")) -> tuple[str, str] | None:
+    """The cause, scope or permanence a plain (not negated, not hedged) claim states that no
+    sentence read states in the affirmative ("prevents" against "was associated with a lower
+    prevalence"; "dauerhaft" against "nach zwölf Monaten"): its kind and word; None if none."""
+    if lexical.negated(claim) or lexical.modally_hedged(claim):
+        return None
+    for kind, pattern in _GENERALISATIONS:
+        if kind not in kinds:
+            continue
+        m = pattern.search(claim)
+        if m is None:
+            continue
+        if any(pattern.search(s.text) and not lexical.negated(s.text) for _, _, s in ranked):
+            continue
+        if kind == "a scope" and any(_ALL.search(s.text) for _, _, s in ranked):
+            continue  # "across all groups" is backed by "in all four groups"
+        return kind, m.group(0)
     return None
 
 

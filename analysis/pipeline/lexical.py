@@ -61,7 +61,18 @@ FILLERS = frozenset(
     became become becomes lag lagen liegt liegen gab gibt pro binnen anders besonders kaum number numbers zahl anzahl
     led lead leads""".split()
 )
-STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING | FILLERS
+#: Degree words and light verbs that carry no content of their own in a paraphrase ("many",
+#: "still", "took up", "kam", "gut ein Drittel", "etwas länger"). Verbs that often do carry it
+#: ("kept their jobs", "a set of", "put into practice") are left out.
+LIGHT = frozenset(
+    """many much even still yet already just quite rather really simply around nearly roughly almost
+    made make makes making given give gives gave took take takes taken came come comes saw see seen
+    began begin begun
+    gut etwas viel viele vielen vieler vielem eher wirklich einmal desto je dafür dazu darüber kam kamen
+    ging gingen trat traten lief liefen lässt lassen ließ ließen gab gaben bekam bekamen machte machten
+    macht machen sprechen spricht sprach sprachen""".split()
+)
+STOPWORDS = STOPWORDS_EN | STOPWORDS_DE | REPORTING | FILLERS | LIGHT
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
 _LANGUAGES = {"en": "english", "de": "german"}
@@ -104,9 +115,10 @@ def words(text: str) -> list[str]:
 
 
 def content_terms(text: str, lang: str, exclude: frozenset[str] = frozenset()) -> list[str]:
-    """The text's content stems in order: no stop words, no cue words, at least 3 letters."""
+    """The text's content stems in order: no stop words, no cue words, no number words (a
+    figure in words is read by `quantities` and `shares`, as digits are), at least 3 letters."""
     return [stem(w, lang) for w in words(text)
-            if len(w) >= 3 and w not in STOPWORDS and w not in exclude and not is_cue(w)]
+            if len(w) >= 3 and w not in STOPWORDS and w not in exclude and w not in NUMBER_WORDS and not is_cue(w)]
 
 
 _AUTHOR = r"[A-ZÄÖÜ][\w'’-]+(?:\s+(?:et\s+al\.?|u\.\s*a\.|and|&|und)(?:\s+[A-ZÄÖÜ][\w'’-]+)?)?(?:\s*\(\d{4}[a-z]?\))?"
@@ -179,7 +191,7 @@ use usage utilisation utilization uses used using consumption consume consumed
   nutzung benutzung verwendung einsatz gebrauch nutzen nutzten genutzt eingesetzt verwendet verwendeten verbrauch
 rate rates share shares proportion proportions percentage fraction quota
   anteil anteile quote quoten rate raten prozentsatz
-  frequency frequencies incidence häufigkeit häufigkeiten inzidenz
+  frequency frequencies incidence häufigkeit häufigkeiten inzidenz prevalence prävalenz
 cost costs expense expenses expenditure spending price prices
   kosten ausgaben aufwand preis preise
 risk risks likelihood probability chance chances odds gefahr risiko risiken wahrscheinlichkeit
@@ -228,6 +240,83 @@ valuable valued useful helpful wertvoll geschätzt nützlich hilfreich
 amount quantity volume level menge umfang
 finish finished end ended stop stopped quit beenden beendeten abbrechen brachen abgebrochen aufhören
 employment jobs beschäftigung arbeitsplätze
+remain remained remains stay stayed stays persist persisted bleiben blieb blieben verbleiben fortbestehen
+examine examined investigate investigated assess assessed evaluate evaluated inspect inspected
+  untersuchen untersuchte analysieren analysierte prüfen prüften bewerten auswerten ausgewertet
+acceptance accept accepted uptake adopt adopted adoption annehmen angenommen akzeptanz akzeptiert übernahme
+difference differences gap gaps disparity disparities unterschied unterschiede differenz lücke abstand
+advantage advantages benefit benefits gain gains edge vorteil vorteile vorsprung gewinn
+change changes changed modify modified modification modifications alteration amend amended
+  änderung änderungen veränderung veränderungen ändern geändert verändert wandel
+start started begin beginning onset launch launched initiate initiated beginn start anfang begonnen
+recommend recommended recommendation recommendations advise advised advocate advocated
+  empfehlen empfahl empfehlung empfehlungen befürworten befürwortet raten
+require required requirement need needed necessary benötigen benötigt brauchen erfordern erfordert nötig notwendig
+important importance relevant relevance crucial essential wichtig bedeutend relevanz wesentlich entscheidend
+error errors mistake mistakes fault faults fehler irrtum irrtümer
+injury injuries verletzung verletzungen
+illness disease diseases disorder disorders krankheit krankheiten erkrankung erkrankungen störung störungen
+therapy therapies therapie therapien
+population bevölkerung einwohner residents inhabitants
+elderly seniors senioren ältere älteren
+women woman female females frauen frau weiblich weibliche
+men man male males männer mann männlich männliche
+girls girl mädchen
+boys boy jungen
+parents parent eltern elternteil
+family families familie familien
+neighbourhood neighbourhoods neighborhood neighborhoods stadtteil stadtteile quartier quartiere
+tax taxes levy levies abgabe abgaben steuer steuern
+purchase purchases purchased buy buying bought sale sales kauf käufe kaufen gekauft verkauf verkäufe absatz
+vehicle vehicles car cars fahrzeug fahrzeuge auto autos pkw
+road roads street streets straße straßen
+journey journeys trip trips travel reise reisen fahrt fahrten
+speed speeds velocity geschwindigkeit geschwindigkeiten tempo
+noise lärm
+crop crops harvest yield yields ertrag erträge ernte
+soil soils boden böden
+forest forests woodland woodlands wald wälder
+species arten
+knowledge understanding wissen kenntnis kenntnisse verständnis
+message messages notification notifications nachricht nachrichten benachrichtigung
+reminder reminders remind reminded erinnerung erinnerungen erinnern erinnert
+feedback rückmeldung rückmeldungen
+training course courses workshop workshops schulung schulungen training kurs kurse fortbildung
+test tests exam exams examination examinations prüfung prüfungen klausur klausuren
+support supported supporting assist assistance help helped unterstützen unterstützung unterstützt hilfe helfen
+offer offered provide provided supply angebot angebote anbieten angeboten bereitstellen bereitgestellt
+access availability available zugang verfügbarkeit verfügbar
+abolish abolished abolition removal removed abschaffen abschaffung abgeschafft wegfall streichung
+introduce introduced introduction implement implemented implementation einführen einführung eingeführt umsetzung
+  implementierung
+extend extended extension expand expanded expansion ausweiten ausweitung verlängern verlängerung verlängert
+replace replaced replacement replacing substitute ersetzen ersetzt ersatz austausch austauschen ausgetauscht
+allow allowed enable enabled permit permitted ermöglichen ermöglicht erlauben erlaubt
+explain explained explanation erklären erklärt erklärung
+concern concerns worry worries fear fears sorge sorgen befürchtung befürchtungen angst ängste
+attitude attitudes opinion opinions perception perceptions haltung haltungen meinung meinungen einstellung
+  einstellungen wahrnehmung
+willing willingness bereit bereitschaft
+trust confidence vertrauen
+stress strain burden pressure belastung belastungen druck stress
+safety security sicherheit
+quality qualität
+efficiency efficient effizienz effizient
+accuracy accurate precision precise genauigkeit genau präzision präzise
+success successful erfolg erfolge erfolgreich
+failure failures versagen ausfall ausfälle scheitern
+delay delays delayed verzögerung verzögerungen verspätung verspätungen verzögert
+mortality death deaths sterblichkeit mortalität todesfälle
+goal goals aim aims objective objectives target targets ziel ziele
+law laws legislation regulation regulations rule rules gesetz gesetze vorschrift vorschriften regelung regelungen
+authority authorities agency agencies behörde behörden
+municipality municipalities council councils kommune kommunen gemeinde gemeinden
+annual annually yearly jährlich jährliche
+monthly monatlich monatliche
+weekly wöchentlich wöchentliche
+nearby adjacent neighbouring neighboring surrounding nahe benachbart benachbarte angrenzend angrenzende umliegend
+  umliegende
+distance distances entfernung entfernungen distanz distanzen
 """
 
 
@@ -265,6 +354,30 @@ def _compound_parts(word: str, lang: str) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys(out))
 
 
+_ROOT_SUFFIXES = {
+    "en": sorted("iest ier est er ili li eri ri i ic ism al ment ness iti ity ion ation ative ive ance ence ant ent"
+                 .split(), key=len, reverse=True),
+    "de": sorted("ungen ung heit keit lich isch ig iert ier ert er et st t en e i".split(), key=len, reverse=True),
+}
+_DE_PARTICIPLE = re.compile(r"^(ab|an|auf|aus|ein|mit|nach|vor|weg|zu|zuruck|zurück|um|durch|her|hin|fest|dar|"
+                            r"bei|los|hoch|heraus|voran)?ge(?=[a-zäöü]{4,})")
+
+
+@lru_cache(maxsize=65536)
+def root(word: str, lang: str) -> str:
+    """A stem without its derivational ending, across word classes: "deeper"/"deep",
+    "heavili"/"heavi", "recoveri"/"recov"; German participles and nouns of one verb meet
+    ("eingefuhrt"/"einfuhr", "gefordert"/"forder", "profitiert"/"profiti"). At least 4 letters
+    stay; a word too short to strip is its own root."""
+    if lang == "de":
+        word = _DE_PARTICIPLE.sub(lambda m: m.group(1) or "", word, count=1)
+    for suffix in _ROOT_SUFFIXES.get(lang, ()):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[:-len(suffix)]
+    return word
+
+
+@lru_cache(maxsize=65536)
 def _ngrams(word: str) -> frozenset[str]:
     padded = f"^{word}$"
     return frozenset(padded[i:i + n] for n in (3, 4, 5) for i in range(len(padded) - n + 1))
@@ -283,6 +396,11 @@ def similarity(a: str, b: str, lang: str, compounds: bool = True) -> float:
         return 0.9
     if min(len(a), len(b)) < 4:
         return 0.0
+    ra, rb = root(a, lang), root(b, lang)
+    if ra == rb:
+        return 0.8  # one word in two word classes ("deeper"/"deep", "Einführung"/"eingeführt")
+    if synonymous(ra, rb, lang):
+        return 0.75
     if compounds and min(len(a), len(b)) >= 8:
         # compounds of near-synonyms ("Klinikeinweisungen" / "Krankenhausaufnahmen")
         for ha, ta in _compound_parts(a, lang):
@@ -302,6 +420,111 @@ def similarity(a: str, b: str, lang: str, compounds: bool = True) -> float:
         if prefix >= 4 and prefix < min(len(a), len(b)):
             return 0.5
     return 0.0
+
+
+# -- antonyms ------------------------------------------------------------------------------
+
+#: Pairs of words of opposite meaning on one axis, English and German (one pair a line, the
+#: sides separated by "/", spellings of one side by spaces): a claim that names one side where
+#: the source names the other ("rural" for "urban", "abgelehnt" for "angenommen") states
+#: something else. Words of study reports in general, not of one topic.
+_ANTONYM_PAIRS = """
+rural countryside / urban city-centre inner-city
+younger youngest / older oldest elderly
+men male males boys fathers / women female females girls mothers
+positive positively / negative negatively
+success successful successfully / failure unsuccessful failed
+accept accepted acceptance approve approved approval / reject rejected rejection refuse refused refusal
+include included inclusion / exclude excluded exclusion
+strong stronger strongest / weak weaker weakest
+public / private
+full-time / part-time
+indoor indoors inside / outdoor outdoors outside
+cheap cheaper cheapest inexpensive / expensive costlier dearer
+easy easier / difficult harder
+simple simpler / complex complicated
+wide wider widest broad broader / narrow narrower narrowest
+safe safer / dangerous unsafe riskier
+rich richer richest wealthy wealthier affluent / poor poorer poorest deprived disadvantaged
+support supported supporting / oppose opposed opposing opposition
+agree agreed agreement / disagree disagreed disagreement
+allowed permitted legal / banned forbidden prohibited illegal
+win won winning / lose lost losing
+presence present / absence absent
+formal / informal
+direct directly / indirect indirectly
+active / passive inactive
+online remote virtual / in-person face-to-face on-site
+north northern / south southern
+east eastern / west western
+summer / winter
+morning / evening
+import imports imported / export exports exported
+minimum / maximum
+best / worst
+voluntary optional / mandatory compulsory obligatory
+permanent permanently / temporary temporarily
+effective / ineffective
+stable / unstable
+ländlich ländlichen ländliche / städtisch städtischen städtische großstädtisch
+jünger jüngere jüngeren jüngsten / älter ältere älteren ältesten
+männer männlich männliche männlichen jungen väter / frauen weiblich weibliche weiblichen mädchen mütter
+positiv positive positiven / negativ negative negativen
+erfolg erfolgreich erfolgreiche / misserfolg erfolglos gescheitert
+angenommen zustimmung zugestimmt akzeptiert / abgelehnt ablehnung verweigert
+eingeschlossen einbezogen / ausgeschlossen
+stark stärker stärkere stärkeren / schwach schwächer schwächere schwächeren
+öffentlich öffentliche öffentlichen / privat private privaten
+vollzeit / teilzeit
+drinnen innenraum / draußen freien
+billig billiger günstig günstiger günstigere / teuer teurer teurere kostspielig
+einfach einfacher leicht leichter / schwierig schwieriger schwer schwerer
+breit breiter / schmal schmaler schmäler
+reich reicher wohlhabend wohlhabende wohlhabenden / arm ärmer arme armen ärmeren benachteiligt benachteiligte
+erlaubt zulässig legal / verboten unzulässig illegal
+gewonnen gewinnen / verloren verlieren
+anwesenheit anwesend vorhanden / abwesenheit abwesend fehlend
+formell formelle formellen / informell informelle informellen
+direkt direkte direkten / indirekt indirekte indirekten
+aktiv aktive aktiven / passiv passive passiven inaktiv
+online digital / präsenz vor-ort
+nördlich nördlichen norden / südlich südlichen süden
+östlich östlichen osten / westlich westlichen westen
+sommer / winter
+morgens vormittags / abends nachmittags
+freiwillig freiwillige freiwilligen / verpflichtend verpflichtende verpflichtenden verbindlich verbindliche
+befristet befristete befristeten vorübergehend / unbefristet unbefristete unbefristeten
+wirksam wirksame wirksamen / unwirksam unwirksame unwirksamen
+"""
+
+
+@lru_cache(maxsize=2)
+def _antonyms(lang: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    pairs = []
+    for line in _ANTONYM_PAIRS.strip().splitlines():
+        left, right = line.split("/")
+        sides = tuple(frozenset(stem(p, lang) for w in side.split() for p in [w.replace("-", "")]) for side in (left, right))
+        pairs.append(sides)
+    return tuple(pairs)
+
+
+def _antonym_stems(text: str, lang: str) -> frozenset[str]:
+    ws = [w.replace("’", "'") for w in _WORD.findall(text.lower())]
+    return frozenset(stem(w.replace("-", ""), lang) for w in ws)
+
+
+def antonym_swap(claim: str, claim_lang: str, source: str, lang: str) -> tuple[str, str] | None:
+    """A side of an antonym pair the claim names where the source names only the other side
+    ("rural schools" against "urban schools"): the claim's stem and the source's; None when
+    none, or when either text names both sides."""
+    if claim_lang != lang:
+        return None
+    mine, theirs = _antonym_stems(claim, lang), _antonym_stems(source, lang)
+    for a, b in _antonyms(lang):
+        for one, other in ((a, b), (b, a)):
+            if mine & one and not mine & other and theirs & other and not theirs & one:
+                return sorted(mine & one)[0], sorted(theirs & other)[0]
+    return None
 
 
 # -- cues -----------------------------------------------------------------------------------
@@ -536,11 +759,18 @@ def negated_only_by_never(text: str) -> bool:
 _NEARLY_BEFORE = re.compile(r"\b(?:nearly|almost|virtually|practically|fast|nahezu|beinahe|praktisch)\s+$", re.I)
 
 
+#: "all year", "all day long", "jeden Tag": a span of time, not a claim about every member of a group.
+_SPAN_AFTER = re.compile(r"\s+(?:year|day|week|month|night|season|winter|summer|jahr|tag|woche|monat|nacht|"
+                         r"saison|winter|sommer)s?\b", re.I)
+
+
 def absolutes(text: str) -> tuple[list[str], list[str]]:
-    """(strong, weak) absolute words of the text, lower case ("nearly every" is none)."""
+    """(strong, weak) absolute words of the text, lower case ("nearly every" is none; "each"
+    distributes, "on each flight" claims no universality; "all year" is a span of time)."""
     return ([m.group(0).lower() for m in _ABSOLUTE_STRONG.finditer(text)],
             [m.group(0).lower() for m in _ABSOLUTE_WEAK.finditer(text)
-             if not _NEARLY_BEFORE.search(text[max(0, m.start() - 14):m.start()])])
+             if not _NEARLY_BEFORE.search(text[max(0, m.start() - 14):m.start()]) and m.group(0).lower() != "each"
+             and not _SPAN_AFTER.match(text, m.end())])
 
 
 #: A question the source leaves open ("whether X … could not be assessed", "ob X, bleibt offen"):
@@ -563,9 +793,14 @@ def open_question(text: str) -> bool:
     return bool(_OPEN.search(text))
 
 
+_DENIED_BEFORE = re.compile(r"\b(?:not|no|never|whether|if|nicht|kein\w*|nie|ob)\b[^.;:,]*$", re.I)
+
+
 def certainties(text: str) -> list[str]:
-    """The words of certainty or cause of a text ("reliably", "caused", "nachweislich")."""
-    return [m.group(0).lower() for m in _CERTAINTY.finditer(text)]
+    """The words of certainty or cause of a text ("reliably", "caused", "nachweislich"), not
+    those a negation or "whether" governs ("did not test whether X caused Y", "nicht kausal")."""
+    return [m.group(0).lower() for m in _CERTAINTY.finditer(text)
+            if not _DENIED_BEFORE.search(text[max(0, m.start() - 60):m.start()])]
 
 
 def modally_hedged(text: str) -> bool:
@@ -620,6 +855,9 @@ _NUMBER_WORDS = {
     "eleven": 11, "twelve": 12, "twenty": 20, "thirty": 30, "hundred": 100,
     "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10,
     "elf": 11, "zwölf": 12, "zwanzig": 20, "dreißig": 30, "hundert": 100,
+    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "dreizehn": 13, "vierzehn": 14, "fünfzehn": 15, "sechzehn": 16, "siebzehn": 17, "achtzehn": 18, "neunzehn": 19,
+    "vierzig": 40, "fünfzig": 50, "sechzig": 60, "siebzig": 70, "achtzig": 80, "neunzig": 90,
     "twice": 2, "doubled": 2, "halved": 0.5, "doppelt": 2, "verdoppelt": 2, "halbiert": 0.5,
 }
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
@@ -678,6 +916,11 @@ _ORDINAL_AFTER = re.compile(
 
 def quantities(text: str, lang: str) -> list[Quantity]:
     """The figures of a text with their units; a range gives both ends the unit it ends in."""
+    return list(_quantities(text, lang))
+
+
+@lru_cache(maxsize=8192)
+def _quantities(text: str, lang: str) -> tuple[Quantity, ...]:
     found: list[Quantity] = []
     for m in _QUANTITY.finditer(text):
         if _LABEL_BEFORE.search(text[max(0, m.start() - 14):m.start()]):
@@ -715,7 +958,7 @@ def quantities(text: str, lang: str) -> list[Quantity]:
         bound = "min" if _CHANGE_OVER.search(before) else "max" if _CHANGE_UNDER.search(before) else "approx"
         value = _NUMERATORS[m.group("num").lower()] * _FRACTION_VALUES[m.group("frac").lower()] * 100
         found.append(Quantity(round(value, 1), "%", 1, m.group(0), bound=bound))
-    return found
+    return tuple(found)
 
 
 #: "by a good third", "um gut ein Viertel": more than the fraction; "knapp ein Drittel": less.
@@ -801,6 +1044,16 @@ _ORDINALS = {"zweite": 2, "dritte": 3, "vierte": 4, "fünfte": 5, "sechste": 6, 
              "zehnte": 10, "zwanzigste": 20}
 
 
+#: Numbers in words ("eleven", "forty-six", "zwölf", "Drittel"): figures, not content terms.
+NUMBER_WORDS = frozenset({*(w for k in _NUMBER_WORDS for w in k.split("-")), *_COUNTS, *_TENS, *_ONES,
+                          *(k for k in _FRACTION_VALUES), "dozen", "dutzend", "thousand", "tausend",
+                          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+                          "dreizehn", "vierzehn", "fünfzehn", "sechzehn", "siebzehn", "achtzehn", "neunzehn",
+                          "dreißig", "vierzig", "fünfzig", "sechzig", "siebzig", "achtzig", "neunzig",
+                          "mindestens", "höchstens", "wenigstens"}
+                         - {"a", "an", "ein", "eine", "einem", "einen", "einer", "eines"})
+
+
 def _count(word: str) -> int | None:
     word = word.lower()
     return int(word) if word.isdigit() else _COUNTS.get(word)
@@ -824,7 +1077,8 @@ _SHARE_WORD = re.compile(
 )
 #: Words that state a share or bound it ("knapp zwei Drittel"): figures, checked by `shares`, not content terms.
 SHARE_WORDS = frozenset({*_FRACTION_VALUES, "majority", "minority", "mehrheit", "minderheit", "knapp", "rund",
-                         "etwa", "roughly", "approximately", "nearly", "almost", "halved", "halbiert"})
+                         "etwa", "roughly", "approximately", "nearly", "almost", "halved", "halbiert",
+                         *(o + e for o in _ORDINALS for e in ("", "n", "r", "s", "m"))})
 #: "by a third" names a change, not a share: left out.
 _BY_BEFORE = re.compile(r"\b(?:by|um)\s+(?:\w+\s+){0,2}$", re.I)
 #: "a 20 % increase", "20 % more": a change, not a share.
@@ -888,6 +1142,12 @@ def _subject(after: str, lang: str) -> frozenset[str]:
 
 
 def shares(text: str, lang: str) -> list[Share]:
+    """See `_shares` (cached: the judge asks for a sentence's shares many times)."""
+    return list(_shares(text, lang))
+
+
+@lru_cache(maxsize=8192)
+def _shares(text: str, lang: str) -> tuple[Share, ...]:
     """The shares a text states: fraction words with their numerators and bounds ("knapp zwei
     Drittel", "less than a fifth"), majorities and minorities, absolute words ("all", "the
     entire", "sämtliche"), remainders ("the rest"), percentages that are no change ("48 %",
@@ -910,7 +1170,9 @@ def shares(text: str, lang: str) -> list[Share]:
             if frac.startswith("halb") and not re.search(r"\b(?:auf|zur|um)\s+(?:\w+\s+)?$|\bnur\s+$", before, re.I):
                 continue  # "halb so hoch" is a multiple; "eine halbe Stunde" measures time
             low, high = _interval(value, bound, exact=False)
-            found.append(Share(low, high, "share", word, subject))
+            # "half as many cycles", "a third as often": a multiple of another figure, not a share
+            kind = "multiple" if re.match(r"\s+(?:as|so)\b", text[m.end():], re.I) else "share"
+            found.append(Share(low, high, kind, word, subject))
         elif m.group("halved"):
             found.append(Share(0.45, 0.55, "share", word, subject))
         elif m.group("twice") or m.group("thrice"):
@@ -973,4 +1235,4 @@ def shares(text: str, lang: str) -> list[Share]:
             found.append(Share(low, high, "share", q.text, _subject(after, lang)))
         else:
             found.append(Share(q.value * 0.95, q.value * 1.05, "multiple", q.text, _subject(after, lang)))
-    return found
+    return tuple(found)
