@@ -225,6 +225,78 @@ _COMPARISON = re.compile(r"\b(?:more|less|fewer|longer|shorter|mehr|weniger|län
                          r"|\b(?:equally|as\s+\w+\s+as|ebenso|genauso|gleich\s+\w+\s+wie)\b", re.I)
 
 
+#: Superlatives of degree, by pole: the claim's "most strongly affected" against the source's
+#: "weakest among" the same group ranks that group at the other end.
+_SUPERLATIVE_HIGH = (r"highest|largest|greatest|biggest|strongest|most|maximum|höchste\w*|größte\w*|stärkste\w*|"
+                     r"meiste\w*|am\s+(?:höchsten|größten|stärksten|meisten|häufigsten)")
+_SUPERLATIVE_LOW = (r"lowest|smallest|weakest|least|fewest|minimum|niedrigste\w*|geringste\w*|kleinste\w*|"
+                    r"schwächste\w*|wenigste\w*|am\s+(?:niedrigsten|geringsten|kleinsten|schwächsten|wenigsten|seltensten)")
+_SUPERLATIVE = re.compile(rf"\b(?:{_SUPERLATIVE_HIGH}|{_SUPERLATIVE_LOW})\b", re.I)
+_SUPERLATIVE_POLE = {"high": re.compile(rf"\b(?:{_SUPERLATIVE_HIGH})\b", re.I),
+                     "low": re.compile(rf"\b(?:{_SUPERLATIVE_LOW})\b", re.I)}
+#: "most" of a majority ("most participants", "die meisten Kinder") ranks nothing.
+_MAJORITY = re.compile(r"\b(?:most\s+(?!(?:\w+ly|affected|likely|common|frequent|important)\b)\w+|(?:die|der|den)\s+meisten)\b",
+                       re.I)
+
+
+def _superlative_pole(text: str) -> str | None:
+    text = _MAJORITY.sub(" ", text)
+    poles = [pole for pole, pattern in _SUPERLATIVE_POLE.items() if pattern.search(text)]
+    return poles[0] if len(poles) == 1 else None
+
+
+def _superlative_side(claim: str, claim_terms: set[str], sentence: str, stems) -> str | None:
+    """"conflict" when the claim ranks its subject at one end ("adults over 65 were most
+    affected") and the sentence puts the claim's subject words after its superlative of the
+    other end ("strongest among children …, weakest among adults over 65"); "agree" when it
+    puts them after the claim's end; None when it ranks nothing or cannot tell."""
+    if _ranks_another_group(claim, sentence):
+        return "conflict"
+    pole = _superlative_pole(claim)
+    if pole is None:
+        return None
+    cuts = [(m.start(), p) for p, pattern in _SUPERLATIVE_POLE.items() for m in pattern.finditer(_MAJORITY.sub(
+        lambda m: " " * len(m.group(0)), sentence))]
+    if not cuts:
+        return None
+    cuts.sort()
+    near = {"high": 0, "low": 0}
+    for (start, p), (end, _) in zip(cuts, cuts[1:] + [(len(sentence), None)]):
+        near[p] += len(claim_terms & stems(sentence[start:end]))
+    other = "low" if pole == "high" else "high"
+    if near[other] > near[pole]:
+        return "conflict"
+    return "agree" if near[pole] > near[other] and len({p for _, p in cuts}) == 2 else None
+
+
+#: A ranking phrase: "the most satisfied", "the highest", "am unzufriedensten", "die größte".
+_RANKING = re.compile(r"\bthe\s+(?:most|least)\s+\w+|\bthe\s+\w{3,}est\b|\bam\s+\w{3,}sten\b"
+                      r"|\b(?:der|die|das|den|dem)\s+\w{3,}(?:st|ßt)e[nmrs]?\b", re.I)
+_DIGITS = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?")
+
+
+def _ranks_another_group(claim: str, sentence: str) -> bool:
+    """The claim and the sentence rank with the same words ("am unzufriedensten"), and the
+    group the sentence ranks there has figures, none of them the claim's ("zwischen 30 und 49
+    Jahren" for "die über 70-Jährigen")."""
+    for phrase in {m.group(0).lower() for m in _RANKING.finditer(claim)}:
+        at = sentence.lower().find(phrase)
+        if at < 0:
+            continue
+        rest = sentence[at + len(phrase):]
+        nxt = _RANKING.search(rest)
+        segment = rest[: nxt.start()] if nxt else rest
+        segment = re.split(r"[,;]\s+(?:vor\s+allem|especially|mainly|because|weil|da)\b", segment)[0]
+        mine, theirs = set(_DIGITS.findall(claim)), set(_DIGITS.findall(segment))
+        if mine and theirs and not mine & theirs:
+            return True
+    return False
+
+
+def _two_figures(text: str) -> bool:
+    return len(re.findall(r"(?<![\w.])\d+(?:[.,]\d+)?\s*%?", text)) >= 2
+
+
 #: Any figure or count, in digits or words ("two groups", "a third", "die Hälfte"): a claim with
 #: one gets no weak (low-band) support from word overlap.
 _NUMERAL = re.compile(
@@ -463,6 +535,14 @@ class OfflineJudge:
         if ordered == "conflict":
             return result(Verdict.not_supported, 0.65 + 0.1 * strength, "direction",
                           "the source's figures order the compared groups the other way round")
+        def terms(text: str, lang: str) -> set[str]:
+            return set(_stems(text, lang)) | set(re.findall(r"\d+(?:[.,]\d+)?", text))
+
+        ranked_side = _superlative_side(claim, terms(lexical.claim_core(claim), claim_lang), focus.text,
+                                        lambda text: terms(text, focus.lang))
+        if ranked_side == "conflict":
+            return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
+                          "the source ranks the claim's subject at the other end")
         rate = _rates_differ(claim, focus.text)
         if rate and (related >= self.related_at or anchored):
             return result(Verdict.not_supported, 0.7 + 0.1 * strength, "figure", rate)
@@ -491,7 +571,7 @@ class OfflineJudge:
                           "the source compares the other way round")
         if swapped:
             direction = None  # "A weaker than B" for "B stronger than A": agreement a word list cannot confirm
-        if direction == "agree" and _mixed_directions(claim, focus.text):
+        if direction == "agree" and _mixed_directions(claim, focus.text) and ranked_side != "agree":
             # "strongest in the afternoon and weakened after sunset": which half the claim means is a reading
             return result(Verdict.uncertain, 0.4, "weak", "the source's sentence states both directions; "
                           "check which one the claim's subject takes")
@@ -543,6 +623,10 @@ class OfflineJudge:
                     return _Assessment(verdict=Verdict.uncertain, confidence=0.4, cue="weak", coverage=other_cov,
                                        sentence=other, reason="a related sentence of the source states the "
                                                               "opposite direction; check the source")
+                if found == "agree" and counted_claim and not _compare_figures(claim, claim_lang, other, context).matched:
+                    # "a 16 % increase" against a sentence stating an increase of 18 %: the direction is
+                    # the source's, the figure may not be
+                    break
                 if found == "agree" and (max(other_cov, scorer.coverage(other_clause, other.lang)) >= 0.6
                                          or (other_cov >= 0.3 and other_window >= 0.8)):
                     return _Assessment(verdict=Verdict.supported, confidence=round(0.7 + 0.1 * strength, 3),
@@ -602,8 +686,14 @@ class OfflineJudge:
                           "the source states the claim's figures and key terms")
         if anchored and figures.matched and not overstated and lexical.negated(claim) == lexical.negated(clause):
             # Fewer of the claim's words, but its figures in the sentence that shares most of them.
-            return result(Verdict.supported, 0.6, "figure", "the source's sentence states the claim's figures and "
+            return result(Verdict.supported, 0.48, "figure", "the source's sentence states the claim's figures and "
                           "some of its key terms")
+        if (direction == "agree" and ranked_side is None and _superlative_pole(claim)
+                and not _SUPERLATIVE.search(focus.text) and _two_figures(focus.text)):
+            # "lowest in the wet months" against "9 % in the wet months, compared with 3 %": the
+            # ranking is the figures', and a direction word elsewhere in the sentence is not it
+            return result(Verdict.uncertain, 0.4, "weak", "the claim ranks what the source gives in figures; "
+                          "check the source")
         if direction == "agree" and clause_cov >= 0.6:
             return result(Verdict.supported, 0.75 + 0.15 * strength, "direction",
                           "the source states the claim's direction and key terms")
@@ -632,6 +722,11 @@ class OfflineJudge:
             # words, or reversed in words we do not know ("schwächte sich ab"). A reader decides.
             return result(Verdict.uncertain, 0.45, "weak", "the source's sentence states the claim's key terms, "
                           "but not its direction in words the judge knows; check the source")
+        if cov >= self.supported_at and lexical.negated(focus.text) and not lexical.negated(claim):
+            # "…, so the sealant gave no real protection there" for "the sealant shielded the panels":
+            # the closest clause shares the words, another clause of the sentence denies
+            return result(Verdict.uncertain, 0.45, "weak", "the source's sentence states the claim's key terms "
+                          "and denies something; check what")
         if cov >= self.supported_at:
             return result(Verdict.supported, 0.55 + 0.19 * min(1.0, (cov - self.supported_at) / (1 - self.supported_at)),
                           "overlap", "the source's sentence states the claim's key terms")
@@ -646,14 +741,32 @@ class OfflineJudge:
         if cov >= 0.6 and cov_window >= 0.9:
             return result(Verdict.supported, 0.52, "overlap",
                           "the source's sentence and its neighbours state the claim's key terms")
+        if cov >= self.weakly_related_at and lexical.negated(clause) and not lexical.negated(claim):
+            # Half the claim's terms, in a clause that denies them ("In keinem der Fälle zahlten die
+            # Vereine eine Miete" for "zahlten eine Miete"): never a support
+            return result(Verdict.not_supported, 0.5, "negation", "the source's closest clause denies what the "
+                          "claim asserts (few of its key terms shared: check the source)")
+        if cov >= self.weakly_related_at and _SUPERLATIVE.search(claim) and _two_figures(focus.text):
+            # "lowest in winter" against "8 % in winter, compared with 2 %": which is lowest is the
+            # figures' reading, and a weak overlap is no ground for it
+            return result(Verdict.uncertain, 0.4, "weak", "the claim ranks what the source gives in figures; "
+                          "check the source")
+        # A weak support needs no rival: a sentence sharing about as much of the claim that denies
+        # it ("the coating did not offer meaningful protection" beside the source's title) is one.
+        denied_nearby = not lexical.negated(claim) and any(
+            other is not focus and other_cov >= cov - 0.15 and lexical.negated(other.text)
+            for other_cov, _, other in ranked[:6])
         if (cov >= self.weakly_related_at and not claim_axes and not counted and not quantified
-                and not _COMPARISON.search(claim) and not _states_decline(clause)
+                and not _COMPARISON.search(claim) and not _states_decline(clause) and not denied_nearby
+                and lexical.negated(claim) == lexical.negated(focus.text)
                 and not (_CONTRAST.search(focus.text) and not _CONTRAST.search(claim))):
-            # Most of the claim's terms in one sentence and nothing against it: a weak support.
+            # Most of the claim's terms in one sentence and nothing against it (a denial anywhere in
+            # it is something against it): a weak support.
             weight = (cov - self.weakly_related_at) / (self.supported_at - self.weakly_related_at)
             return result(Verdict.supported, 0.4 + 0.09 * weight,
                           "overlap", "the source's sentence states most of the claim's key terms; no cue against it")
         if (cov >= self.weakly_related_at and not scorer.absent_terms(focus.lang) and not figures.unmatched
+                and lexical.negated(claim) == lexical.negated(focus.text) and not denied_nearby
                 and (not claim_axes or direction == "agree") and not _FRACTION.search(claim)
                 and not _COMPARISON.search(claim) and not _mixed_directions(claim, focus.text)
                 and not (_CONTRAST.search(focus.text) and not _CONTRAST.search(claim))):

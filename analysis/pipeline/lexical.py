@@ -495,6 +495,8 @@ morgens vormittags / abends nachmittags
 freiwillig freiwillige freiwilligen / verpflichtend verpflichtende verpflichtenden verbindlich verbindliche
 befristet befristete befristeten vorübergehend / unbefristet unbefristete unbefristeten
 wirksam wirksame wirksamen / unwirksam unwirksame unwirksamen
+stattfanden stattfand stattfinden stattfindet stattgefunden durchgeführt / ausfielen ausfiel ausfallen ausfällt ausgefallen abgesagt
+held attended / cancelled canceled skipped missed
 """
 
 

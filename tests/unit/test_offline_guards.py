@@ -1,0 +1,84 @@
+"""Guards of the offline judge that keep a contradicted claim from `supported`, found on case
+batches and theses written blind (batch 6, the second held-out thesis set) and tested here on
+sentences written for each rule:
+
+- a weak overlap with a clause that denies the claim is `not_supported`, and a denial anywhere
+  in the sentence is a cue against a weak support;
+- a claim that ranks its subject at one end ("most affected") against a sentence that puts that
+  subject at the other ("weakest among …") is `not_supported`;
+- a superlative against two figures is the figures' reading: never a weak support;
+- a related sentence agreeing in direction does not support a claim whose figure it lacks;
+- occurrence antonyms: sessions held against sessions cancelled ("stattfanden"/"ausfielen").
+"""
+
+from __future__ import annotations
+
+from analysis.pipeline.judges import OfflineJudge, Verdict
+from analysis.pipeline.retrieval import Hit
+
+S, P, N, U = Verdict.supported, Verdict.partially_supported, Verdict.not_supported, Verdict.uncertain
+
+FILLER = ("The survey was run in spring.", "Participants were recruited through local newspapers.",
+          "Interviews lasted about forty minutes.", "Data were coded by two researchers.",
+          "The response rate was acceptable.", "Further work should include more regions.")
+
+
+def hits(*texts: str) -> list[Hit]:
+    return [Hit(passage_id=i, source_id="s", page=i + 1, text=t, score=1.0) for i, t in enumerate(texts)]
+
+
+def judge(claim: str, *texts: str) -> Verdict:
+    return OfflineJudge().judge(claim, hits(*texts, *FILLER)).verdict
+
+
+def test_a_weakly_shared_clause_that_denies_the_claim_is_no_support() -> None:
+    source = ("In keinem der neun Dörfer erhielten die Genossenschaften einen Zuschuss; sie finanzierten "
+              "die Leitungen aus Beiträgen ihrer Mitglieder.")
+    assert judge("Die Genossenschaften erhielten vom Land in der Regel einen großzügigen Zuschuss.", source) is N
+
+
+def test_a_denial_elsewhere_in_the_sentence_is_a_cue_against_a_weak_support() -> None:
+    source = ("Where the walls were damp, the readings were 31 % for treated and 33 % for untreated panels, "
+              "so the sealant gave no real protection there.")
+    assert judge("On damp walls, the sealant mostly shielded the panels.", source) is not S
+
+
+def test_a_subject_ranked_at_the_other_end_is_not_supported() -> None:
+    source = ("The link was strongest among pupils aged 11 to 14 (odds ratio 1.9) and weakest among "
+              "students over 18 (1.1).")
+    assert judge("The link was strongest among students over 18.", source) is N
+    assert judge("The link was strongest among pupils aged 11 to 14.", source) is S
+
+
+def test_a_superlative_against_two_figures_is_no_weak_support() -> None:
+    source = ("Sensor dropouts reached 9 % in the wet months, when the roofs were covered with leaves, "
+              "compared with 3 % in the dry months.")
+    assert judge("Sensor dropouts were lowest in the wet months, when leaves covered the roofs.", source) is not S
+
+
+def test_a_related_sentence_agreeing_in_direction_does_not_stand_for_a_missing_figure() -> None:
+    source = ("Each 5 dB increase in night-time noise was associated with a 4 % increase in sleep complaints. "
+              "On festival nights, complaints were 22 % higher than on ordinary nights.")
+    assert judge("Each 5 dB increase in night-time noise was linked to a 14 % rise in sleep complaints.",
+                 source) is not S
+
+
+def test_sessions_held_and_sessions_cancelled_are_opposites() -> None:
+    source = ("Der Effekt war in Vereinen größer, in denen mindestens drei Viertel der geplanten Trainings "
+              "stattfanden.")
+    assert judge("In Vereinen, in denen viele Trainings ausfielen, war der Effekt größer.", source) is N
+
+
+def test_a_weak_support_gives_way_to_a_sentence_as_close_that_denies_the_claim() -> None:
+    title = "Long-Term Performance of Galvanised Anchors in Coastal Piers: Galvanised anchors were introduced to slow rust in piers."
+    finding = ("Near the splash zone, rust was found on 40 % of galvanised and 44 % of plain anchors, so the "
+               "zinc layer did not give useful protection there.")
+    assert judge("Near the splash zone, the zinc layer largely protected the galvanised anchors from rust.",
+                 title, finding) is not S
+
+
+def test_the_same_ranking_words_for_another_group_are_not_supported() -> None:
+    source = ("Am zufriedensten äußerten sich Mitglieder zwischen 18 und 25 Jahren, vor allem wegen der "
+              "flexiblen Trainingszeiten.")
+    assert judge("Am zufriedensten waren die über 60-jährigen Mitglieder.", source) is N
+    assert judge("Am zufriedensten waren Mitglieder zwischen 18 und 25 Jahren.", source) is not N
