@@ -53,7 +53,7 @@ MAX_RANGE = 50
 _PARTICLE = r"(?:(?:van|von|de|der|den|da|di|du|le|la|zu|ten|ter)\s+)"
 _WORD = r"[A-ZÄÖÜ](?:[\w-]|['’](?!s\b))+"  # "O'Brien", not "Castillo's"
 _NAME = _PARTICLE + rf"*{_WORD}"
-_LONG_NAME = _NAME + rf"(?:\s+(?:{_WORD}|of|for|and|on|für|und)){{0,6}}?"  # "World Health Organization"
+_LONG_NAME = _NAME + rf"(?:\s+(?:{_WORD}|of|for|and|on|in|the|für|und|der|des|zur|zum)){{0,6}}?"  # "World Health Organization"
 _NO_DATE = r"n\.\s?d\.|o\.\s?J\.|o\.\s?D\.|ohne\s+Jahr"
 _IN_PRESS = r"in\s+press|im\s+Druck"
 _YEAR = rf"(?:(?:19|20)\d{{2}}[a-z]?|{_NO_DATE}|{_IN_PRESS})"
@@ -1186,7 +1186,10 @@ class _PreparedSource:
         self.head = source.text[:8000]
         # Names and years inside citations ("(Okafor, 2021)", "Abel (2020) showed") are
         # works the source cites, never its own byline.
-        self.own = _squash(_without_citations(self.head))
+        # Its first line is its own even when it reads like a citation: "Nicola Harrow (2022)
+        # Keeping the music going ..." is a byline.
+        first, _, rest = self.head.lstrip().partition("\n")
+        self.own = _squash(first + " " + _without_citations(rest))
         self.names = _name_key(self.own)
         self.dois = {d.rstrip(".,;)]>").lower() for d in _DOI_IN_TEXT.findall(source.text)}
         if source.metadata.get("doi"):
@@ -1196,8 +1199,9 @@ class _PreparedSource:
         #: The words of its title page's top and of its /Title: where a title names a work.
         top = []
         for line in source.text[:_TITLE_PAGE_TOP].splitlines():
-            if len(line.split()) > _TITLE_LINE_WORDS or len(top) == _TITLE_LINES:
-                break  # the first line of running prose ends the title page's top
+            if len(top) == _TITLE_LINES or (len(line.split()) > _TITLE_LINE_WORDS
+                                             and re.search(r"\w\w[.!?](?:\s+[A-ZÄÖÜ]|\s*$)", line)):
+                break  # the first line of running prose (long, with a full stop) ends the title page's top
             if line.strip():
                 top.append(line)
         self.top_words = set(_content_words(" ".join(top) + " " + self.title))

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import re
 
-_HEADING_WORDS = (r"(?:references|reference\s+list|list\s+of\s+references|bibliography|works\s+cited"
-                  r"|literature(?:\s+cited)?|sources|literaturverzeichnis|literatur|quellenverzeichnis|quellen"
-                  r"|quellenangaben)")
+_ONE_HEADING = (r"(?:references(?:\s+cited)?|reference\s+list|list\s+of\s+references|bibliography|bibliographie"
+                r"|works\s+(?:cited|consulted)|literature(?:\s+cited)?|sources|literaturverzeichnis|literaturliste"
+                r"|literaturangaben|literatur|quellenverzeichnis|quellen|quellenangaben)")
+#: One heading word, or two joined ("Literatur- und Quellenverzeichnis", "Quellen und Literatur",
+#: "References and Notes", "Sources and Bibliography").
+_HEADING_WORDS = (rf"(?:{_ONE_HEADING}|(?:literatur|quellen)-?\s+und\s+(?:{_ONE_HEADING}|quellen-?\s*verzeichnis)"
+                  rf"|{_ONE_HEADING}\s+(?:und|and|&)\s+(?:{_ONE_HEADING}|notes|further\s+reading|anmerkungen))")
 _HEADING_TEXT = re.compile(
     rf"(?i)^[ \t]*(?:#{{1,6}}[ \t]*)?(?:(?:\d+|[IVX]+|[A-Z])(?:\.\d+)*\.?[ \t]+)?{_HEADING_WORDS}[ \t]*:?[ \t#]*$")
 #: A line of a whole text that is such a heading (searched line by line).

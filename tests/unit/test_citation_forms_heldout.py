@@ -133,3 +133,40 @@ def test_an_apa_description_in_brackets_is_not_part_of_the_title():
     source = SourceInfo(id="f", filename="streaks.txt",
                         text="Streaks, Badges and Dropout in Language Apps\n\nThis paper analyses usage logs.\n")
     assert resolve_sources(extract_citations(body), [source])[0].source_id == "f"
+
+
+def test_reference_headings_that_join_two_names_or_spell_bibliography_the_german_way():
+    from analysis.pipeline.headings import is_reference_heading
+
+    for heading in ("Literatur- und Quellenverzeichnis", "Quellen- und Literaturverzeichnis", "Bibliographie",
+                    "6 Quellen und Literatur", "References and Notes", "Sources and Bibliography"):
+        assert is_reference_heading(heading), heading
+    for text in ("Literature and the city", "Sources of error", "Quellen und Methoden"):
+        assert not is_reference_heading(text), text
+
+
+def test_a_list_under_a_joined_heading_is_split_off_and_resolves():
+    body = ("Nasse Moore speichern Kohlenstoff (Albers u. a. 2018).\n\nLiteratur- und Quellenverzeichnis\n\n"
+            "Albers, Jana; Krohn, Tim; Wulf, Ida (2018): Moore und Klima. Kiel: Nordverlag.\n")
+    (citation,) = extract_citations(body)
+    assert citation.reference is not None and citation.reference.key == "albers2018"
+    assert "Nordverlag" not in citation.claim
+
+
+def test_a_byline_that_reads_like_a_citation_names_the_sources_author():
+    body = ("Choirs close when grants end (Harlow, 2021b).\n\nReferences\n\n"
+            "Harlow, N. (2021a). Choirs and loneliness in later life. Journal of Ageing, 5(1), 14–29.\n"
+            "Harlow, N. (2021b). Keeping the music going: Funding of community choirs. Arts Papers, 11, 1–22.\n")
+    funding = SourceInfo(id="f", filename="funding.pdf",
+                         text="Nicola Harlow (2021) Keeping the music going: Funding of community choirs "
+                              "for older people Arts Papers, 11, 1–22\n\nIntroduction\n\nMuch is written ...")
+    survey = SourceInfo(id="s", filename="survey.txt",
+                        text="Choirs and Loneliness in Later Life\nNicola Harlow, 2021\n\nWe surveyed 3,000 adults.")
+    assert resolve_sources(extract_citations(body), [funding, survey])[0].source_id == "f"
+
+
+def test_a_corporate_author_of_seven_words_with_in_and_for():
+    body = ("One in seven people over 75 feel lonely (National Council for Wellbeing in Later Life, n.d.).\n\n"
+            "References\n\nNational Council for Wellbeing in Later Life. (n.d.). Loneliness in later life [Fact sheet].\n")
+    (citation,) = extract_citations(body)
+    assert citation.reference is not None and citation.claim == "One in seven people over 75 feel lonely."
