@@ -16,9 +16,8 @@ from periodiq import cron
 
 from analysis.pipeline import analyze as pipeline
 from analysis.queue import sweepers, userqueue
-from analysis.queue.jobs import Outcome
 
-from .serialized import current_job
+from .serialized import current_job, hand_back
 
 # The one wiring of the pipeline into the queue: the analyze actor's work, by name
 # (CITEQ_ANALYZE_WORK, default "pipeline").
@@ -31,11 +30,11 @@ HALF_TICK_DELAY_MS = 30_000
 
 @dramatiq.actor(actor_name=userqueue.ANALYZE_ACTOR, queue_name="analysis", serialized=True,
                 max_retries=0, time_limit=ANALYZE_TIME_LIMIT_MS)
-def analyze(job_id: int) -> Outcome:
-    """Run one analysis job (release its held run, then the registered work); its outcome,
-    which the serialized-jobs middleware hands to the queue service."""
+def analyze(job_id: int) -> None:
+    """Run one analysis job (release its held run, then the registered work) and hand its
+    outcome to the serialized-jobs middleware, which gives it to the queue service."""
     job, held_status, settings = current_job()
-    return userqueue.run_job(job, held_status, settings=settings)
+    hand_back(userqueue.run_job(job, held_status, settings=settings))
 
 
 @dramatiq.actor(actor_name=userqueue.PROMOTE_ACTOR, queue_name="maintenance", max_retries=5)

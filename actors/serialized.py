@@ -36,6 +36,10 @@ logger = logging.getLogger(__name__)
 #: after it returned. Each worker thread has its own context, so each sees only its own
 #: message's job.
 _current: ContextVar[tuple[Job, str, QueueSettings] | None] = ContextVar("citeq_serialized_job", default=None)
+#: The outcome the running serialized actor handed back (hand_back), for after_process_message.
+#: Not the actor's return value: Dramatiq logs a warning for every message whose actor returns
+#: a value while no Results middleware is installed.
+_outcome: ContextVar[Outcome | None] = ContextVar("citeq_serialized_outcome", default=None)
 
 #: Attempts to write a start or a completion through a database blip before giving up on it.
 START_ATTEMPTS = COMPLETE_ATTEMPTS = 3
@@ -45,6 +49,12 @@ def current_job() -> tuple[Job, str, QueueSettings]:
     """The job, its held-run status and the queue settings it started under, for the
     serialized actor running now (None outside one)."""
     return _current.get()
+
+
+def hand_back(outcome: Outcome) -> None:
+    """Give the running serialized actor's outcome to the middleware, which applies it when
+    the actor returns (an actor that hands back nothing succeeded)."""
+    _outcome.set(outcome)
 
 
 def _start(starts, broker) -> list[tuple[Job, str, QueueSettings] | None]:
@@ -84,6 +94,7 @@ class SerializedJobs(Middleware):
 
     def before_process_message(self, broker, message) -> None:
         _current.set(None)
+        _outcome.set(None)
         if not broker.get_actor(message.actor_name).options.get("serialized"):
             return
         job_id = message.args[0]
@@ -119,15 +130,16 @@ class SerializedJobs(Middleware):
         raise SkipMessage(f"could not start job {job_id}: {type(error).__name__}: {error}"[:500])
 
     def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
-        started = _current.get()
+        started, handed = _current.get(), _outcome.get()
         _current.set(None)
+        _outcome.set(None)
         if started is None:
             return
         job = started[0]
         if exception is not None:
             outcome = Outcome.failed(f"{type(exception).__name__}: {exception}")
         else:
-            outcome = result if isinstance(result, Outcome) else Outcome.succeeded()
+            outcome = handed or Outcome.succeeded()
         if not outcome.ends_job:
             return
         for attempt in range(COMPLETE_ATTEMPTS):

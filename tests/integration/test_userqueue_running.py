@@ -80,6 +80,18 @@ def test_delta_recheck_runs_while_the_first_pass_job_runs(queue_broker, queue_wo
     assert "promoted" not in events(hooked, delta.job_id)
 
 
+def test_the_analyze_actor_hands_its_outcome_back_without_a_results_warning(queue_broker, queue_worker, hooked,
+                                                                            caplog):
+    # Returning the outcome made Dramatiq log "Consider adding the Results middleware" for
+    # every job (and cost each one a log line through the worker's pipe).
+    thesis, sources = given_user(hooked, 1, credits=2)
+    with caplog.at_level("WARNING"):
+        jobs = [userqueue.admit(1, thesis, sources).job_id for _ in range(2)]
+        wait_for(lambda: all_done(hooked), message="both finished")
+    assert statuses(hooked, 1) == [(jobs[0], "succeeded"), (jobs[1], "succeeded")]
+    assert not [r for r in caplog.records if "returned a value" in r.getMessage()]
+
+
 def test_a_failing_analysis_is_refunded_and_the_queue_moves_on(queue_broker, queue_worker, hooked):
     thesis, sources = given_user(hooked, 1, credits=2)
     broken = userqueue.admit(1, thesis, sources, options={"fail": True})
