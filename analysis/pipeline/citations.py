@@ -418,11 +418,13 @@ def _author_year_entries(section: str) -> list[str]:
         complete = not entries or _complete(entries[-1])
         starts_entry = depth <= indent or not entries
         starts_entry = starts_entry and (bool(_AUTHOR_YEAR_START.match(line) or _SAME_AUTHORS_ENTRY.match(line))
-                                         or _corporate_start(line) or (
+                                         or _corporate_start(line) or (complete and _undated_whole(line)) or (
             bool(_YEAR_IN_TEXT.search(line)) and len(line.split()) >= 6 and bool(re.match(r"\s*[A-ZÄÖÜ]", line))
             and complete and _looks_whole(line)))
         if starts_entry and year_first and not (_looks_whole(line) or _SAME_AUTHORS_ENTRY.match(line)
-                                                or _NAMES_COLON_START.match(line) or _corporate_start(line)):
+                                                or _NAMES_COLON_START.match(line) or _corporate_start(line)
+                                                or (complete and _FULL_NAME_START.match(line)
+                                                    and _YEAR_IN_TEXT.search(line))):
             starts_entry = (not _YEAR_IN_TEXT.search(line) and re.search(r"(?:[,&]|\b(?:and|und))\s*$", line)
                             is not None and _names_only(line))
         if starts_entry and complete:
@@ -435,6 +437,11 @@ def _author_year_entries(section: str) -> list[str]:
             indent = depth
     return [_squash(e) for e in entries]
 
+
+# "Lafleur, Marianne. \"Title.\" Journal, 2020": an MLA or Chicago entry (a given name written
+# out, a full stop) among APA ones, its year at the end.
+_FULL_NAME_START = re.compile(r"^\s*[A-ZÄÖÜ][\w'’-]+(?:[\s-][A-ZÄÖÜ][\w'’-]+)?,\s+[A-ZÄÖÜ][a-zäöüß]{2,}"
+                              r"(?:\s+[A-ZÄÖÜ]\.)?(?:,?\s+(?:and|und)\s+[^.]{3,60})?\.\s+\S")
 
 # "Hartung, Klaus: Titel …", "Brandt, Ilse (Hg.): …" — German entries, the year at the end.
 _NAMES_COLON_START = re.compile(
@@ -456,12 +463,27 @@ def _corporate_start(line: str) -> bool:
     a body's name, a colon and a title (a place and its publisher, "Frankfurt am Main:
     Campus 2009.", is too short to be one)."""
     head, colon, rest = line.strip().partition(": ")
+    if not colon and line.rstrip().endswith(":"):
+        # the title wrapped to the next line: "LAWINENWARNDIENST ALPENLAND (Hrsg.):" — a body
+        # named as editor, or in DIN's capitals, is no place
+        head = line.strip()[:-1]
+        return len(head) < 120 and (re.search(r"\((?:Hrsg|Hg|Ed|Eds)\.\)\s*$", head) is not None
+                                    or (head.isupper() and len(head.split()) >= 2)) and _names_only(head)
     return bool(colon) and len(head) < 120 and re.match(r"[A-ZÄÖÜ]", head) is not None \
         and (len(head.split()) >= 2 or re.search(r"[\[(]", head) is not None) \
         and len(rest.split()) >= 4 and _names_only(head)
 
 
 _PAGE_NUMBER_LINE = re.compile(r"^\s*\d{1,4}\s*$")
+_UNDATED_END = re.compile(r"(?:\bo\.\s?J\.|\bn\.\s?d\.|\bohne\s+Jahr)\s*\.?\s*$", re.I)
+
+
+def _undated_whole(line: str) -> bool:
+    """An undated entry on one line whose author is a body ("Stadtbibliothek Lindenau.
+    Jahresbericht 2022. Lindenau, o. J."): names, a full stop, and an undated end."""
+    head = line.strip().split(". ", 1)[0]
+    return bool(_UNDATED_END.search(line)) and re.match(r"[A-ZÄÖÜ]", head) is not None \
+        and len(head.split()) <= 8 and _names_only(head)
 
 
 def _looks_whole(line: str) -> bool:

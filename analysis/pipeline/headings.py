@@ -9,7 +9,9 @@ import re
 
 _ONE_HEADING = (r"(?:references(?:\s+cited)?|reference\s+list|list\s+of\s+references|bibliography|bibliographie"
                 r"|works\s+(?:cited|consulted)|literature(?:\s+cited)?|sources|literaturverzeichnis|literaturliste"
-                r"|literaturangaben|literatur|quellenverzeichnis|quellen|quellenangaben)")
+                r"|literaturangaben|literatur|quellenverzeichnis|quellen|quellenangaben|sources\s+consulted"
+                r"|(?:verzeichnis\s+der\s+)?(?:zitierten|verwendeten|benutzten|herangezogenen)\s+literatur"
+                r"|(?:zitierte|verwendete|benutzte)\s+literatur)")
 #: One heading word, or two joined ("Literatur- und Quellenverzeichnis", "Quellen und Literatur",
 #: "References and Notes", "Sources and Bibliography").
 _HEADING_WORDS = (rf"(?:{_ONE_HEADING}|(?:literatur|quellen)-?\s+und\s+(?:{_ONE_HEADING}|quellen-?\s*verzeichnis)"

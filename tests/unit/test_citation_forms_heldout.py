@@ -170,3 +170,42 @@ def test_a_corporate_author_of_seven_words_with_in_and_for():
             "References\n\nNational Council for Wellbeing in Later Life. (n.d.). Loneliness in later life [Fact sheet].\n")
     (citation,) = extract_citations(body)
     assert citation.reference is not None and citation.claim == "One in seven people over 75 feel lonely."
+
+
+def test_an_undated_entry_of_a_body_after_a_dated_one_is_an_entry_of_its_own():
+    from analysis.pipeline.citations import parse_references
+
+    refs = parse_references(
+        "Kessler, Jonas, und Mira Oltmanns. Die offene Halle. Kiel: Nordlicht Verlag, 2021.\n"
+        "Stadtarchiv Lindenau. Jahresbericht 2022. Lindenau, o. J.\n"
+        "Wendt, Karolin. Lesesäle. Kiel: Nordlicht Verlag, 2020.\n")
+    assert [(r.authors[0], r.year) for r in refs] == [("Kessler", "2021"), ("Stadtarchiv Lindenau", "n.d."),
+                                                      ("Wendt", "2020")]
+
+
+def test_headings_naming_the_literature_cited():
+    from analysis.pipeline.headings import is_reference_heading
+
+    for heading in ("Verzeichnis der zitierten Literatur", "Verwendete Literatur", "Sources Consulted"):
+        assert is_reference_heading(heading), heading
+
+
+def test_din_entries_whose_body_author_ends_its_line_with_a_colon_are_entries_of_their_own():
+    from analysis.pipeline.citations import parse_references
+
+    refs = parse_references(
+        "HUBER, Anna ; LANG, Felix: Schneebretter im Frühwinter. In: Berg und Schnee 15\n"
+        "(2020), S. 112–131\n"
+        "WARNDIENST TIROL (Hrsg.):\n"
+        "Der Lagebericht: Aufbau und Nutzung. Innsbruck, o. J.\n")
+    assert [(r.authors[0], r.year) for r in refs] == [("HUBER", "2020"), ("WARNDIENST TIROL", "n.d.")]
+
+
+def test_an_mla_entry_among_apa_entries_starts_an_entry():
+    from analysis.pipeline.citations import parse_references
+
+    refs = parse_references(
+        "Brenner, T., & Holm, A. (2021). Apps in heritage sites. Heritage Journal, 9(2), 77–95.\n"
+        "Lafont, Marianne. \"Voices in the Gallery.\" Museum Quarterly, vol. 15, no. 3, 2020, pp. 233–251.\n"
+        "Okoro, C., & Weiss, L. (2019). Listening while looking. Visitor Studies, 4, 1–20.\n")
+    assert [(r.authors[0], r.year) for r in refs] == [("Brenner", "2021"), ("Lafont", "2020"), ("Okoro", "2019")]
