@@ -1267,8 +1267,8 @@ def _match_reference(ref: Reference, sources: list[_PreparedSource]) -> SourceMa
     # By the title alone it must stand at the top of the source (its title line) or in its
     # metadata: a source on the same topic holds a title's words somewhere on its first pages.
     # And a source whose metadata names another author is another work of the same title words.
-    untitled = [s for s in sources if not s.author or not ref.first_author or _metadata_names(ref, s)]
-    best, tied = _best_by_title(ref, untitled, minimum=0.8, top=True)
+    candidates = [s for s in sources if not s.author or not ref.first_author or _metadata_names(ref, s)]
+    best, tied = _best_by_title(ref, candidates, minimum=0.8, top=True)
     if best is not None:
         return SourceMatch(source_id=best.id, method="title")
     if len(tied) > 1:

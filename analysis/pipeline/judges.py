@@ -294,7 +294,7 @@ def _ranks_another_group(claim: str, sentence: str) -> bool:
 
 
 def _two_figures(text: str) -> bool:
-    return len(re.findall(r"(?<![\w.])\d+(?:[.,]\d+)?\s*%?", text)) >= 2
+    return len(_DIGITS.findall(text)) >= 2
 
 
 #: Any figure or count, in digits or words ("two groups", "a third", "die Hälfte"): a claim with
@@ -536,7 +536,7 @@ class OfflineJudge:
             return result(Verdict.not_supported, 0.65 + 0.1 * strength, "direction",
                           "the source's figures order the compared groups the other way round")
         def terms(text: str, lang: str) -> set[str]:
-            return set(_stems(text, lang)) | set(re.findall(r"\d+(?:[.,]\d+)?", text))
+            return set(_stems(text, lang)) | set(_DIGITS.findall(text))
 
         ranked_side = _superlative_side(claim, terms(lexical.claim_core(claim), claim_lang), focus.text,
                                         lambda text: terms(text, focus.lang))

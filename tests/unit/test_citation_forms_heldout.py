@@ -8,6 +8,11 @@ from __future__ import annotations
 from analysis.pipeline.citations import SourceInfo, extract_citations, resolve_sources
 from analysis.pipeline.readers import extract_document
 
+
+def first_match(body: str, *sources: SourceInfo):
+    """How the body's first citation was resolved against the sources."""
+    return resolve_sources(extract_citations(body), list(sources))[0]
+
 IEEE = """
 REFERENCES
 
@@ -96,7 +101,7 @@ def test_a_harvard_title_in_single_quotes_resolves_by_the_sources_title_line():
             "Dobrev, P. (2021) 'Financing free ferries: the island budget view', Local Finance Notes, 3(4), pp. 21–29.\n")
     source = SourceInfo(id="d", filename="ferries.md",
                         text="# Financing Free Ferries: The Island Budget View\n\nIslands pay for their ferries ...")
-    assert resolve_sources(extract_citations(body), [source])[0].source_id == "d"
+    assert first_match(body, source).source_id == "d"
 
 
 def test_a_title_cut_at_its_question_mark_takes_the_words_after_it():
@@ -104,7 +109,7 @@ def test_a_title_cut_at_its_question_mark_takes_the_words_after_it():
             "Moreau, C. and Kaplan, D. (2020) Who switches? Drivers and free ferries on three islands. Brest: Institut.\n")
     source = SourceInfo(id="m", filename="switch.docx",
                         text="Who Switches?\nDrivers and Free Ferries on Three Islands\n\nWe surveyed drivers ...")
-    assert resolve_sources(extract_citations(body), [source])[0].source_id == "m"
+    assert first_match(body, source).source_id == "m"
 
 
 def test_a_sources_first_paragraph_is_no_title_line():
@@ -113,7 +118,7 @@ def test_a_sources_first_paragraph_is_no_title_line():
     review = SourceInfo(id="r", filename="review.pdf", metadata={"title": "Free ferries and service quality"},
                         text="Purpose\n\nThis review summarises evaluations of free ferries with a focus on service "
                              "quality, including crowding, punctuality and passenger satisfaction on many routes.\n")
-    match = resolve_sources(extract_citations(body), [review])[0]
+    match = first_match(body, review)
     assert match.source_id is None
 
 
@@ -124,7 +129,7 @@ def test_a_source_whose_metadata_names_another_author_is_not_matched_by_title_wo
                         metadata={"title": "Free ferries and service quality", "author": "Ferry Forum (FF)"},
                         text="Purpose\nThis review summarises evaluations of free\nferries, including crowding and\n"
                              "satisfaction.\n")
-    assert resolve_sources(extract_citations(body), [review])[0].source_id is None
+    assert first_match(body, review).source_id is None
 
 
 def test_an_apa_description_in_brackets_is_not_part_of_the_title():
@@ -132,7 +137,7 @@ def test_an_apa_description_in_brackets_is_not_part_of_the_title():
             "Farr, E. (n.d.). Streaks, badges and dropout in language apps [Working paper]. Eastmoor University.\n")
     source = SourceInfo(id="f", filename="streaks.txt",
                         text="Streaks, Badges and Dropout in Language Apps\n\nThis paper analyses usage logs.\n")
-    assert resolve_sources(extract_citations(body), [source])[0].source_id == "f"
+    assert first_match(body, source).source_id == "f"
 
 
 def test_reference_headings_that_join_two_names_or_spell_bibliography_the_german_way():
@@ -162,7 +167,7 @@ def test_a_byline_that_reads_like_a_citation_names_the_sources_author():
                               "for older people Arts Papers, 11, 1–22\n\nIntroduction\n\nMuch is written ...")
     survey = SourceInfo(id="s", filename="survey.txt",
                         text="Choirs and Loneliness in Later Life\nNicola Harlow, 2021\n\nWe surveyed 3,000 adults.")
-    assert resolve_sources(extract_citations(body), [funding, survey])[0].source_id == "f"
+    assert first_match(body, funding, survey).source_id == "f"
 
 
 def test_a_corporate_author_of_seven_words_with_in_and_for():
