@@ -134,7 +134,8 @@ class _Assessment(BaseModel):
     verdict: Verdict
     confidence: float
     reason: str
-    #: how decisive the cue was: "figure", "direction", "negation", "absolute", "overlap", "weak"
+    #: how decisive the cue was: "figure", "direction", "negation", "absolute", "overlap", "weak";
+    #: an `uncertain` for shared words alone, with no cue either way, is "words" (or "absent")
     cue: str
     coverage: float
     sentence: _Sentence | None
@@ -381,7 +382,12 @@ class OfflineJudge:
     def __init__(self, *, supported_at: float = 0.75, related_at: float = 0.5, negation_related_at: float = 0.4,
                  unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45,
                  anchored_at: float = 0.35, extra_stated_at: float = 0.7, extra_unstated_at: float = 0.35,
-                 generalised_at: float = 0.45) -> None:
+                 generalised_at: float = 0.45, clause_paraphrased_at: float = 0.25,
+                 pinned_at: float = 0.05) -> None:
+        #: coverage from which a clause judged `uncertain` beside a supported one is read as a paraphrase
+        self.clause_paraphrased_at = clause_paraphrased_at
+        #: coverage at which a focus stating two or more of the claim's figures is read for support
+        self.pinned_at = pinned_at
         #: coverage from which a claim stating a cause, scope or permanence no sentence states is partial
         self.generalised_at = generalised_at
         self.supported_at = supported_at
@@ -500,6 +506,10 @@ class OfflineJudge:
         anchored = _states_figure(figures_claimed, focus)
         # a sentence stating two or more of the claim's figures is read on with still fewer of its words
         anchored_at = self.anchored_at - 0.1 * (anchored and len({q.value for q in figures_claimed}) >= 2)
+        if not anchored and _pins_figures(figures_claimed, focus, context, claim_lang):
+            anchored, anchored_at = True, self.anchored_at - 0.1
+        if anchored and len({q.value for q in figures_claimed}) >= 2:
+            anchored_at = self.pinned_at
 
         def generalised() -> _Assessment | None:
             # A claim on the source's topic that states a cause, a scope or a permanence the source
@@ -525,7 +535,7 @@ class OfflineJudge:
             agreed = self._negations_agree(claim, focus, scorer, cov, cov_window)
             if agreed is not None:
                 return agreed
-            return generalised() or result(Verdict.uncertain, 0.1 + 0.35 * related, "weak",
+            return generalised() or result(Verdict.uncertain, 0.1 + 0.35 * related, "words",
                                            "the retrieved passages share few of the claim's key terms")
         strength = min(1.0, (related - self.related_at) / (1 - self.related_at))
         figures = _compare_figures(claim, claim_lang, focus, context)
@@ -773,7 +783,7 @@ class OfflineJudge:
             # Every word of the claim occurs in the source, half of them in this sentence, nothing against it.
             return result(Verdict.supported, 0.45, "overlap", "every key term of the claim occurs in the source, "
                           "most of them in this sentence; no cue against it")
-        return generalised() or result(Verdict.uncertain, 0.3 + 0.15 * related, "weak",
+        return generalised() or result(Verdict.uncertain, 0.3 + 0.15 * related, "words",
                                        "the source shares some of the claim's key terms, but no cue decides")
 
     def _negations_agree(self, claim: str, focus: _Sentence, scorer: _Scorer, cov: float,
@@ -814,6 +824,12 @@ class OfflineJudge:
             best = whole if whole.verdict is Verdict.supported else max(parts, key=lambda a: a.confidence)
             return best
         if supported:
+            # Next to a supported clause, one whose words the source shares in part is read as the
+            # same finding paraphrased; one it hardly shares is a part the source does not state.
+            # (one held back by a cue, such as a count the source states otherwise, is not this case)
+            if all(a.cue in ("words", "absent") and a.coverage >= self.clause_paraphrased_at
+                   for a in parts if a.verdict is Verdict.uncertain):
+                return supported[0].model_copy(update={"confidence": 0.4, "reason": reasons})
             return supported[0].model_copy(update={"verdict": Verdict.partially_supported, "confidence": 0.45,
                                                    "reason": reasons, "cue": "clauses"})
         return whole
@@ -1503,6 +1519,18 @@ def _states_figure(claimed: list[lexical.Quantity], sentence: _Sentence) -> bool
         return False
     stated = [q for q in lexical.quantities(sentence.text, sentence.lang) if not q.weak]
     return all(any(lexical.same_value(c, q) and _units_agree(c, q) for q in stated) for c in claimed)
+
+
+def _pins_figures(claimed: list[lexical.Quantity], focus: _Sentence, context: str, lang: str) -> bool:
+    """Whether the focus states two or more of the claim's figures and the passages read state
+    the rest ("24-hour composites …, 38 % against 71 %" against a sentence with 38 % and 71 %
+    and a methods passage with the 24-hour composites)."""
+    stated = [q for q in lexical.quantities(focus.text, focus.lang) if not q.weak]
+    here = [c for c in claimed if any(lexical.same_value(c, q) and _units_agree(c, q) for q in stated)]
+    if len({c.value for c in here}) < 2:
+        return False
+    around = [q for q in lexical.quantities(context, lang) if not q.weak]
+    return all(any(lexical.same_value(c, q) and _units_agree(c, q) for q in around) for c in claimed)
 
 
 def _states_share(claimed: list[lexical.Share], sentence: _Sentence) -> bool:
