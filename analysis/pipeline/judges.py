@@ -1370,9 +1370,13 @@ def _comparison_by_figures(claim: str, claim_lang: str, focus: _Sentence) -> str
     if not left or not right:
         return None
     compounds = "de" in (claim_lang, focus.lang)
+    # what the comparison measures ("mehr Sendungen als"): a figure counting it is no sample size
+    more = _MORE_OF.search(claim[:pivot.start()])
+    measured = set(lexical.content_terms(" ".join(claim[more.end():].split()[:2]), claim_lang)) if more else set()
     by_unit: dict[str | None, list[tuple[float, int]]] = {}
     for segment in _figure_segments(focus.text):
-        figures = [q for q in lexical.quantities(segment, focus.lang) if not q.weak and q.role is None]
+        figures = [q for q in lexical.quantities(segment, focus.lang) if not q.weak and q.role is None
+                   and not _counts_a_side(q, segment, focus.lang, (left | right) - measured, compounds)]
         found = frozenset(lexical.content_terms(segment, focus.lang))
         on_left = sum(lexical.term_match(t, found, compounds, focus.lang) >= 0.75 for t in left)
         on_right = sum(lexical.term_match(t, found, compounds, focus.lang) >= 0.75 for t in right)
@@ -1386,6 +1390,21 @@ def _comparison_by_figures(claim: str, claim_lang: str, focus: _Sentence) -> str
         (a, _), (b, _) = sorted(found, key=lambda x: x[1])  # a: the first group's, b: the second's
         verdicts.add("agree" if (a > b) == (sign > 0) else "conflict")
     return verdicts.pop() if len(verdicts) == 1 else None
+
+
+_MORE_OF = re.compile(r"\b(?:more|fewer|less|mehr|weniger)\b", re.I)
+
+
+def _counts_a_side(q: lexical.Quantity, segment: str, lang: str, sides: set[str], compounds: bool) -> bool:
+    """Whether a bare figure counts one of the compared groups itself ("31 Umnutzungsprojekte
+    sowie 27 Neubauten", "34 schools"): the size of a sample, which measures nothing."""
+    if q.unit:
+        return False
+    at = segment.find(q.text)
+    # the very next word: "145 je Transporter" is a rate per group, "27 Neubauten" counts one
+    after = segment[at + len(q.text):].split()[:1] if at >= 0 else []
+    following = frozenset(lexical.content_terms(after[0], lang)) if after else frozenset()
+    return bool(following) and any(lexical.term_match(t, following, compounds, lang) >= 0.75 for t in sides)
 
 
 def _ratio_sides(claim: str, claim_lang: str, text: str, lang: str):

@@ -886,6 +886,8 @@ class Quantity:
     role: str | None = None
     #: "approx" ("about 20 %"), "min" ("more than 1,000") or "max" ("less than 5 %") as written
     bound: str | None = None
+    #: one end of a range ("86–99 %", "5 to 8 weeks") rather than of a change
+    ranged: bool = False
 
 
 def _parse_number(raw: str, lang: str) -> tuple[float, int] | None:
@@ -932,19 +934,28 @@ def _quantities(text: str, lang: str) -> tuple[Quantity, ...]:
         unit = _UNITS.get(m.group("unit").lower()) if m.group("unit") else None
         if m.group("cur"):
             unit = _UNITS[m.group("cur").strip()]
-        for raw in (m.group("a"), m.group("b")):
-            if raw is None:
-                continue
-            parsed = _parse_number(raw, lang)
+        ends = [_parse_number(raw, lang) if raw is not None else None for raw in (m.group("a"), m.group("b"))]
+        if ends[1] is not None and ends[0] is not None and _year_like(*ends[0]) and not _year_like(*ends[1]):
+            # "by 1900 to 19 per cent": a year, then the figure it dates, not a range of per cent
+            ends[0] = None
+        before = text[max(0, m.start() - 12):m.start()]
+        ranged = ends[0] is not None and ends[1] is not None and not _FROM.search(before)
+        for end, parsed in enumerate(ends):
             if parsed is None:
                 continue
             value, decimals = parsed
-            year = unit is None and decimals == 0 and 1800 <= value <= 2100
-            role = _role(text[max(0, m.start() - 12):m.start()]) if raw == m.group("a") else "to"
-            if m.group("b") and raw == m.group("a"):
+            year = unit is None and _year_like(value, decimals)
+            if end == 1:
+                role = "to"
+            elif ends[1] is not None:
                 role = "from"
-            bound = _bound(text[max(0, m.start() - 24):m.start()]) if raw == m.group("a") else None
-            found.append(Quantity(value, unit, decimals, m.group(0).strip(), weak=year, role=role, bound=bound))
+            else:
+                role = _role(before)
+                if role == "from" and not _CHANGE_TO_AFTER.match(text, m.end()):
+                    role = None  # "eine Wirksamkeit von 94 %": of, not from
+            bound = _bound(text[max(0, m.start() - 24):m.start()]) if end == 0 else None
+            written = m.group(0).strip() if ends[0] is not None else text[m.start("b"):m.end()].strip()
+            found.append(Quantity(value, unit, decimals, written, weak=year, role=role, bound=bound, ranged=ranged))
     for m in _NUMBER_WORD.finditer(text):
         unit = _UNIT_AFTER.match(text, m.end())
         canonical = _UNITS.get(unit.group(1).lower()) if unit else None
@@ -970,6 +981,14 @@ _CHANGE_UNDER = re.compile(r"\b(?:nearly|almost|just\s+under|knapp|fast|beinahe|
 
 _FROM = re.compile(r"\b(?:from|von)\s*$", re.I)
 _TO = re.compile(r"\b(?:to|auf)\s*$", re.I)
+
+
+#: after "from 12 %" / "von 12 %": the end of the change ("… to 21 %", "… im Jahr 2019 auf 21 %")
+_CHANGE_TO_AFTER = re.compile(r"[^;]{0,60}?\b(?:to|into|auf|bis|zu)\s+(?:\w+\s+)?[\d€$]", re.I)
+
+
+def _year_like(value: float, decimals: int) -> bool:
+    return decimals == 0 and 1800 <= value <= 2100
 
 
 def _role(before: str) -> str | None:
@@ -1082,7 +1101,7 @@ SHARE_WORDS = frozenset({*_FRACTION_VALUES, "majority", "minority", "mehrheit", 
                          "etwa", "roughly", "approximately", "nearly", "almost", "halved", "halbiert",
                          *(o + e for o in _ORDINALS for e in ("", "n", "r", "s", "m"))})
 #: "by a third" names a change, not a share: left out.
-_BY_BEFORE = re.compile(r"\b(?:by|um)\s+(?:\w+\s+){0,2}$", re.I)
+_BY_BEFORE = re.compile(r"\b(?:by|um)\s+(?:(?!\d{4}\b)\w+\s+){0,2}$", re.I)  # not "by 1900 to 19 %"
 #: "a 20 % increase", "20 % more": a change, not a share.
 _CHANGE_AFTER = re.compile(r"^\s*(?:increase|decrease|rise|drop|fall|decline|growth|higher|lower|more|less|"
                            r"fewer|anstieg|rückgang|zuwachs|höher|niedriger|mehr|weniger)\b", re.I)
@@ -1223,9 +1242,12 @@ def _shares(text: str, lang: str) -> tuple[Share, ...]:
         bound = next((name for name, pattern in _SHARE_BOUNDS if pattern.search(before)), None)
         low, high = _interval(n / d, bound, exact=False)
         found.append(Share(low, high, "share", m.group(0), _subject(text[m.end():m.end() + 60], lang)))
-    for q in quantities(text, lang):
-        if q.unit not in ("%", "x") or q.weak or q.role == "from":
+    figures = quantities(text, lang)
+    for i, q in enumerate(figures):
+        if q.unit not in ("%", "x") or q.weak or (q.role == "from" and not q.ranged):
             continue
+        if q.ranged and q.role == "to" and i and figures[i - 1].ranged and figures[i - 1].text == q.text:
+            continue  # read with the range's start
         start = text.find(q.text)
         before = text[max(0, start - 30):start] if start >= 0 else ""
         after = text[start + len(q.text):start + len(q.text) + 60] if start >= 0 else ""
@@ -1234,6 +1256,11 @@ def _shares(text: str, lang: str) -> tuple[Share, ...]:
                 continue
             bound = {"approx": "approx", "min": "min", "max": "max"}.get(q.bound or "")
             low, high = _interval(q.value / 100, bound, exact=True)
+            end = figures[i + 1] if q.ranged and i + 1 < len(figures) else None
+            if end is not None and end.ranged and end.text == q.text:
+                # "86–99 %": a share anywhere in the range
+                low, high = min(low, _interval(end.value / 100, None, exact=True)[0]), max(
+                    high, _interval(end.value / 100, None, exact=True)[1])
             found.append(Share(low, high, "share", q.text, _subject(after, lang)))
         else:
             found.append(Share(q.value * 0.95, q.value * 1.05, "multiple", q.text, _subject(after, lang)))

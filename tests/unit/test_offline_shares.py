@@ -131,3 +131,44 @@ def test_shares_in_words_are_intervals(text: str, lang: str, low: float, high: f
 ])
 def test_what_is_no_share(text: str, lang: str) -> None:
     assert lexical.shares(text, lang) == []
+
+
+# -- how figures are read before they are compared (found on the blind thesis sets) ------------
+
+def _shares(text: str, lang: str) -> list[tuple[str, float, float]]:
+    return [(s.text, round(s.low, 3), round(s.high, 3)) for s in lexical.shares(text, lang)]
+
+
+def test_a_year_before_to_dates_the_share_it_is_no_range() -> None:
+    text = "By 1880 the share had fallen to 52 per cent, and by 1905 to 17 per cent."
+    assert [(q.value, q.role) for q in lexical.quantities(text, "en") if not q.weak] == [(52, "to"), (17, "to")]
+    assert [s[0] for s in _shares(text, "en")] == ["52 per cent", "17 per cent"]
+
+
+def test_german_von_before_a_figure_is_of_unless_a_change_follows() -> None:
+    text = "Die Impfung erreichte eine Schutzwirkung von 88 %, bei Älteren von 64 %."
+    assert [q.role for q in lexical.quantities(text, "de")] == [None, None]
+    assert [s[0] for s in _shares(text, "de")] == ["88 %", "64 %"]
+    change = lexical.quantities("Der Anteil stieg von 12 % im Jahr 2019 auf 21 %.", "de")
+    assert [(q.value, q.role) for q in change if not q.weak] == [(12, "from"), (21, "to")]
+
+
+def test_a_range_of_per_cent_is_one_share_spanning_it() -> None:
+    ((text, low, high),) = _shares("Die Keimrate lag je nach Sorte bei 72–91 %.", "de")
+    assert text == "72–91 %" and low <= 0.72 and high >= 0.91
+    # the end of a change stays the share the text arrives at
+    assert [s[0] for s in _shares("Approval fell from 84 to 46 per cent.", "en")] == ["84 to 46 per cent"]
+    assert _shares("Approval fell from 84 to 46 per cent.", "en")[0][1] > 0.45
+
+
+def test_a_figure_inside_the_sources_range_is_no_other_share() -> None:
+    source = hits("Im Freiland erreichte das Saatgut eine mittlere Keimrate von 83 % (Spannweite 72–91 %), unter Folie von 95 %.",
+                  "Die Versuche liefen über drei Jahre.")
+    assert OfflineJudge().judge("Im Freiland keimten im Mittel 83 Prozent des Saatguts.", source).verdict is S
+
+
+def test_bare_counts_of_the_compared_groups_do_not_order_them() -> None:
+    source = hits("Verglichen wurden die Baukosten von 34 Sanierungen alter Schulgebäude und von 29 "
+                  "vergleichbaren Schulneubauten.", "Die Daten stammen aus drei Ländern.")
+    claim = "Im Mittel war die Sanierung eines alten Schulgebäudes teurer als ein vergleichbarer Schulneubau."
+    assert OfflineJudge().judge(claim, source).verdict is not S
