@@ -1102,9 +1102,10 @@ SHARE_WORDS = frozenset({*_FRACTION_VALUES, "majority", "minority", "mehrheit", 
                          *(o + e for o in _ORDINALS for e in ("", "n", "r", "s", "m"))})
 #: "by a third" names a change, not a share: left out.
 _BY_BEFORE = re.compile(r"\b(?:by|um)\s+(?:(?!\d{4}\b)\w+\s+){0,2}$", re.I)  # not "by 1900 to 19 %"
-#: "a 20 % increase", "20 % more": a change, not a share.
-_CHANGE_AFTER = re.compile(r"^\s*(?:increase|decrease|rise|drop|fall|decline|growth|higher|lower|more|less|"
-                           r"fewer|anstieg|rückgang|zuwachs|höher|niedriger|mehr|weniger)\b", re.I)
+#: "a 20 % increase", "20 % more", "between 10 % and 12 % above": a change, not a share.
+_CHANGE_AFTER = re.compile(r"^\s*(?:(?:and|to|und|bis)\s+\d+(?:[.,]\d+)?\s*(?:%|per\s+cent|prozent)\s*)?(?:increase|decrease|rise|drop|fall|decline|growth|higher|lower|more|less|"
+                           r"fewer|anstieg|rückgang|zuwachs|höher|niedriger|mehr|weniger|above|below|"
+                           r"(?:über|unter)\s+(?:dem|der|den)\b)\b", re.I)
 _ORDINAL_BEFORE = re.compile(r"\b(?:first|second|latter|former|erste\w*|zweite\w*|letzte\w*)\s+$", re.I)
 _SHARE_BOUNDS = (
     ("under", re.compile(r"\b(?:nearly|almost|just\s+under|just\s+below|slightly\s+less\s+than|not\s+quite|"

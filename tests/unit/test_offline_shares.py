@@ -172,3 +172,14 @@ def test_bare_counts_of_the_compared_groups_do_not_order_them() -> None:
                   "vergleichbaren Schulneubauten.", "Die Daten stammen aus drei Ländern.")
     claim = "Im Mittel war die Sanierung eines alten Schulgebäudes teurer als ein vergleichbarer Schulneubau."
     assert OfflineJudge().judge(claim, source).verdict is not S
+
+
+def test_a_figure_above_or_below_a_level_is_a_change_not_a_share() -> None:
+    assert [s[0] for s in _shares("Ridership stayed between 9 % and 11 % above its old level; 35 % of riders "
+                                  "were new.", "en")] == ["35 %"]
+    assert [s[0] for s in _shares("Die Buchungen lagen 8 % unter dem Vorjahr; 30 % der Gäste kamen "
+                                  "aus dem Ausland.", "de")] == ["30 %"]
+    source = hits("Ridership rose by 17 % in the first year of the free fares and stayed between 13 % and 15 % "
+                  "above its old level in the following years.", "Surveys were run each autumn.")
+    claim = "Ridership grew by about 17 % in the first year of free fares, and most of that gain lasted in later years."
+    assert OfflineJudge().judge(claim, source).verdict is not N
