@@ -178,7 +178,8 @@ _EQUAL = re.compile(
 
 _SIGNIFICANT = re.compile(r"\bsignifi\w+", re.I)
 _INSIGNIFICANT = re.compile(
-    r"\b(?:not|no|nicht|kein\w*|non)[\s-]+(?:statistically\s+|statistisch\s+)?signifi\w+|\binsignifi\w+", re.I)
+    r"\b(?:not|no|nicht|kein\w*|non)[\s-]+(?:longer\s+|more\s+|mehr\s+|länger\s+)?"
+    r"(?:statistically\s+|statistisch\s+)?signifi\w+|\binsignifi\w+", re.I)
 
 
 #: Words that make a difference large or certain: "significantly", "deutlich", "markedly".
@@ -594,6 +595,11 @@ class OfflineJudge:
             # "promoted less often" against "promotion rates were the same"
             return result(Verdict.not_supported, 0.6 + 0.1 * strength, "direction",
                           "the source states no difference where the claim states one")
+        if (on_subject and not claim_equal and not lexical.negated(claim) and _SIGNIFICANT.search(claim)
+                and _only_insignificant(focus.text)):
+            # "the difference was still significant" against "no longer statistically significant"
+            return result(Verdict.not_supported, 0.6 + 0.1 * strength, "negation",
+                          "the source finds not significant what the claim calls significant")
         if (on_subject and not claim_equal and not lexical.negated(claim) and not lexical.hedged(claim)
                 and _only_insignificant(focus.text)
                 and ({"quantity", "frequency", "quality"} & set(lexical.directions(claim)) or _COMPARISON.search(claim))):

@@ -8,7 +8,8 @@ sentences written for each rule:
   subject at the other ("weakest among …") is `not_supported`;
 - a superlative against two figures is the figures' reading: never a weak support;
 - a related sentence agreeing in direction does not support a claim whose figure it lacks;
-- occurrence antonyms: sessions held against sessions cancelled ("stattfanden"/"ausfielen").
+- occurrence antonyms: sessions held against sessions cancelled ("stattfanden"/"ausfielen");
+- a difference the source calls "no longer significant" (nicht mehr signifikant) is not "still significant".
 """
 
 from __future__ import annotations
@@ -82,3 +83,16 @@ def test_the_same_ranking_words_for_another_group_are_not_supported() -> None:
               "flexiblen Trainingszeiten.")
     assert judge("Am zufriedensten waren die über 60-jährigen Mitglieder.", source) is N
     assert judge("Am zufriedensten waren Mitglieder zwischen 18 und 25 Jahren.", source) is not N
+
+
+def test_a_difference_the_source_calls_no_longer_significant_is_not_supported() -> None:
+    source = ("A year after the course, the gap between the trained and untrained drivers had shrunk to "
+              "0.4 incidents and was no longer statistically significant.")
+    assert judge("A year after the course, the gap between trained and untrained drivers was still "
+                 "statistically significant.", source) is N
+    assert judge("Ein Jahr nach dem Kurs war der Unterschied zwischen den Gruppen weiterhin signifikant.",
+                 "Ein Jahr nach dem Kurs war der Unterschied zwischen den Gruppen auf 0,4 Punkte geschrumpft "
+                 "und nicht mehr signifikant.") is N
+    # the source's own "still significant" supports it
+    assert judge("A year after the course, the gap between trained and untrained drivers was still "
+                 "statistically significant.", source.replace("no longer", "still")) is not N
