@@ -1014,7 +1014,8 @@ def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str
     in_words = lexical.shares(focus.text, focus.lang)
     for q in claimed:
         same_unit = [s for s in nearby if _family(s.unit) == _family(q.unit)]
-        matches = [s for s in stated if (lexical.same_value(q, s) and _units_agree(q, s)) or _same_converted(q, s)]
+        matches = [s for s in stated if (lexical.same_value(q, s) and _units_agree(q, s)
+                                         and not _bound_met_by_another_kind(q, s)) or _same_converted(q, s)]
         if q.unit and same_unit and all(s.unit is None for s in matches):
             matches = []  # "um 16 km/h" is not met by "16 streets" where the sentence says "6,1 km/h"
         if matches or _derived(q, nearby, _ratio_sides(claim, claim_lang, focus.text, focus.lang)
@@ -1322,6 +1323,14 @@ def _group_after(segment: str, q: lexical.Quantity, lang: str) -> frozenset[str]
     for m in _GROUP.finditer(tail):
         found |= _stems(m.group(1), lang)
     return found
+
+
+def _bound_met_by_another_kind(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
+    """Whether a bare bound of the claim ("more than 2,000 adults") would be met only by a figure
+    of another kind: one that measures something else ("£4,800") or a year ("2022"). A bound is
+    read against figures of its kind."""
+    return (claimed.bound in ("min", "max") and claimed.unit is None and stated.value != claimed.value
+            and (stated.unit is not None or stated.weak))
 
 
 def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:

@@ -944,7 +944,8 @@ def _quantities(text: str, lang: str) -> tuple[Quantity, ...]:
             if parsed is None:
                 continue
             value, decimals = parsed
-            year = unit is None and _year_like(value, decimals)
+            raw = m.group("a") if end == 0 else m.group("b")
+            year = unit is None and _year_like(value, decimals) and raw.isdigit()  # "2,000 adults" is no year
             if end == 1:
                 role = "to"
             elif ends[1] is not None:

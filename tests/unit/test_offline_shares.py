@@ -183,3 +183,10 @@ def test_a_figure_above_or_below_a_level_is_a_change_not_a_share() -> None:
                   "above its old level in the following years.", "Surveys were run each autumn.")
     claim = "Ridership grew by about 17 % in the first year of free fares, and most of that gain lasted in later years."
     assert OfflineJudge().judge(claim, source).verdict is not N
+
+
+def test_a_bound_on_a_count_is_not_met_by_a_year_or_a_sum_of_money() -> None:
+    assert not any(q.weak for q in lexical.quantities("The panel covered more than 3,000 households.", "en"))
+    source = hits("Household energy panel 2021: methods and first results. Data were collected in 2021.",
+                  "The panel recorded 1,870 households in 14 towns; the median annual energy bill was £2,450.")
+    assert OfflineJudge().judge("The panel covered more than 2,000 households in 14 towns.", source).verdict is not S
