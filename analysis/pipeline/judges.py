@@ -504,13 +504,11 @@ class OfflineJudge:
 
         related = max(cov, cov_window)
         figures_claimed = [q for q in lexical.quantities(claim, claim_lang) if not q.weak]
-        anchored = _states_figure(figures_claimed, focus)
-        # a sentence stating two or more of the claim's figures is read on with still fewer of its words
-        anchored_at = self.anchored_at - 0.1 * (anchored and len({q.value for q in figures_claimed}) >= 2)
-        if not anchored and _pins_figures(figures_claimed, focus, context, claim_lang):
-            anchored, anchored_at = True, self.anchored_at - 0.1
-        if anchored and len({q.value for q in figures_claimed}) >= 2:
-            anchored_at = self.pinned_at
+        anchored = _states_figure(figures_claimed, focus) or _pins_figures(figures_claimed, focus, context,
+                                                                            claim_lang)
+        # a sentence stating two or more of the claim's figures pins it down: read on with few of its words
+        pinned = anchored and len({q.value for q in figures_claimed}) >= 2
+        anchored_at = self.pinned_at if pinned else self.anchored_at
 
         def generalised() -> _Assessment | None:
             # A claim on the source's topic that states a cause, a scope or a permanence the source
@@ -1552,7 +1550,11 @@ def _states_figure(claimed: list[lexical.Quantity], sentence: _Sentence) -> bool
     if not claimed:
         return False
     stated = [q for q in lexical.quantities(sentence.text, sentence.lang) if not q.weak]
-    return all(any(lexical.same_value(c, q) and _units_agree(c, q) for q in stated) for c in claimed)
+    return all(_stated(c, stated) for c in claimed)
+
+
+def _stated(claimed: lexical.Quantity, stated: list[lexical.Quantity]) -> bool:
+    return any(lexical.same_value(claimed, q) and _units_agree(claimed, q) for q in stated)
 
 
 def _pins_figures(claimed: list[lexical.Quantity], focus: _Sentence, context: str, lang: str) -> bool:
@@ -1560,11 +1562,10 @@ def _pins_figures(claimed: list[lexical.Quantity], focus: _Sentence, context: st
     the rest ("24-hour composites …, 38 % against 71 %" against a sentence with 38 % and 71 %
     and a methods passage with the 24-hour composites)."""
     stated = [q for q in lexical.quantities(focus.text, focus.lang) if not q.weak]
-    here = [c for c in claimed if any(lexical.same_value(c, q) and _units_agree(c, q) for q in stated)]
-    if len({c.value for c in here}) < 2:
+    if len({c.value for c in claimed if _stated(c, stated)}) < 2:
         return False
     around = [q for q in lexical.quantities(context, lang) if not q.weak]
-    return all(any(lexical.same_value(c, q) and _units_agree(c, q) for q in around) for c in claimed)
+    return all(_stated(c, around) for c in claimed)
 
 
 def _states_share(claimed: list[lexical.Share], sentence: _Sentence) -> bool:

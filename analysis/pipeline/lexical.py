@@ -934,17 +934,17 @@ def _quantities(text: str, lang: str) -> tuple[Quantity, ...]:
         unit = _UNITS.get(m.group("unit").lower()) if m.group("unit") else None
         if m.group("cur"):
             unit = _UNITS[m.group("cur").strip()]
-        ends = [_parse_number(raw, lang) if raw is not None else None for raw in (m.group("a"), m.group("b"))]
+        raws = (m.group("a"), m.group("b"))
+        ends = [_parse_number(raw, lang) if raw is not None else None for raw in raws]
         if ends[1] is not None and ends[0] is not None and _year_like(*ends[0]) and not _year_like(*ends[1]):
             # "by 1900 to 19 per cent": a year, then the figure it dates, not a range of per cent
             ends[0] = None
         before = text[max(0, m.start() - 12):m.start()]
         ranged = ends[0] is not None and ends[1] is not None and not _FROM.search(before)
-        for end, parsed in enumerate(ends):
+        for end, (raw, parsed) in enumerate(zip(raws, ends)):
             if parsed is None:
                 continue
             value, decimals = parsed
-            raw = m.group("a") if end == 0 else m.group("b")
             year = unit is None and _year_like(value, decimals) and raw.isdigit()  # "2,000 adults" is no year
             if end == 1:
                 role = "to"
@@ -1104,7 +1104,8 @@ SHARE_WORDS = frozenset({*_FRACTION_VALUES, "majority", "minority", "mehrheit", 
 #: "by a third" names a change, not a share: left out.
 _BY_BEFORE = re.compile(r"\b(?:by|um)\s+(?:(?!\d{4}\b)\w+\s+){0,2}$", re.I)  # not "by 1900 to 19 %"
 #: "a 20 % increase", "20 % more", "between 10 % and 12 % above": a change, not a share.
-_CHANGE_AFTER = re.compile(r"^\s*(?:(?:and|to|und|bis)\s+\d+(?:[.,]\d+)?\s*(?:%|per\s+cent|prozent)\s*)?(?:increase|decrease|rise|drop|fall|decline|growth|higher|lower|more|less|"
+_CHANGE_AFTER = re.compile(r"^\s*(?:(?:and|to|und|bis)\s+\d+(?:[.,]\d+)?\s*(?:%|per\s+cent|prozent)\s*)?"
+                           r"(?:increase|decrease|rise|drop|fall|decline|growth|higher|lower|more|less|"
                            r"fewer|anstieg|rückgang|zuwachs|höher|niedriger|mehr|weniger|above|below|"
                            r"(?:über|unter)\s+(?:dem|der|den)\b)\b", re.I)
 _ORDINAL_BEFORE = re.compile(r"\b(?:first|second|latter|former|erste\w*|zweite\w*|letzte\w*)\s+$", re.I)
@@ -1261,8 +1262,8 @@ def _shares(text: str, lang: str) -> tuple[Share, ...]:
             end = figures[i + 1] if q.ranged and i + 1 < len(figures) else None
             if end is not None and end.ranged and end.text == q.text:
                 # "86–99 %": a share anywhere in the range
-                low, high = min(low, _interval(end.value / 100, None, exact=True)[0]), max(
-                    high, _interval(end.value / 100, None, exact=True)[1])
+                end_low, end_high = _interval(end.value / 100, None, exact=True)
+                low, high = min(low, end_low), max(high, end_high)
             found.append(Share(low, high, "share", q.text, _subject(after, lang)))
         else:
             found.append(Share(q.value * 0.95, q.value * 1.05, "multiple", q.text, _subject(after, lang)))
