@@ -182,6 +182,25 @@ _INSIGNIFICANT = re.compile(
     r"(?:statistically\s+|statistisch\s+)?signifi\w+|\binsignifi\w+", re.I)
 
 
+#: A clause that reports no effect, no change or no difference ("serum potassium did not change",
+#: "no difference in re-consultation", "hatte keinen messbaren Einfluss", "kein signifikanter
+#: Unterschied"): a null finding, which contradicts a claim that the same thing changed or differed.
+_NULL_FINDING = re.compile(
+    r"\b(?:did|does|do|was|were)\s+not\s+(?:\w+ly\s+)?(?:change|differ|affect|alter|improve|reduce|lower|"
+    r"raise|increase|decrease|influence|predict|shorten|lengthen)\b"
+    r"|\b(?:no|without\s+(?:any\s+)?)\s*(?:(?:statistically\s+)?(?:significant|measurable|meaningful|detectable|"
+    r"discernible|appreciable|relevant|clear)\s+)?(?:effect|change|difference|impact|influence|association|"
+    r"improvement|reduction|increase|decrease|benefit)s?\b"
+    r"|\b(?:remained|stayed|was|were)\s+(?:\w+\s+)?(?:unchanged|unaffected|stable|constant)\b"
+    r"|\bkein\w*\s+(?:(?:statistisch\s+)?(?:signifikant|messbar|nennenswert|erkennbar|bedeutsam|relevant|"
+    r"deutlich)\w*\s+)?(?:einfluss|effekt|unterschied|veränderung|wirkung|zusammenhang|verbesserung|"
+    r"rückgang|anstieg|nutzen)\w*"
+    r"|\b(?:veränderte|veränderten|unterschied|unterschieden|änderte|änderten)\s+sich\s+(?:\w+\s+){0,3}?nicht\b"
+    r"|\b(?:blieb|blieben)\s+(?:\w+\s+){0,2}?(?:unverändert|konstant|stabil)\b|\bunverändert\b",
+    re.I,
+)
+
+
 #: Words that make a difference large or certain: "significantly", "deutlich", "markedly".
 _INTENSIFIED = re.compile(
     r"\b(?:significant(?:ly)?|signifikant\w*|markedly|marked|substantial(?:ly)?|considerabl[ey]|clearly|clear|"
@@ -384,7 +403,11 @@ class OfflineJudge:
                  unrelated_at: float = 0.4, unrelated_sentences: int = 6, weakly_related_at: float = 0.45,
                  anchored_at: float = 0.35, extra_stated_at: float = 0.7, extra_unstated_at: float = 0.35,
                  generalised_at: float = 0.45, clause_paraphrased_at: float = 0.25,
-                 pinned_at: float = 0.05) -> None:
+                 pinned_at: float = 0.05, null_related_at: float = 0.28,
+                 null_subject_at: float = 0.4) -> None:
+        #: coverage from which a clause reporting no effect contradicts a claim of one, and the share of
+        #: that clause's own terms the claim must state (the two speak of one subject)
+        self.null_related_at, self.null_subject_at = null_related_at, null_subject_at
         #: coverage from which a clause judged `uncertain` beside a supported one is read as a paraphrase
         self.clause_paraphrased_at = clause_paraphrased_at
         #: coverage at which a focus stating two or more of the claim's figures is read for support
@@ -478,8 +501,43 @@ class OfflineJudge:
         # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
         ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
                                                      reverse=True)]
+        decided = self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)
+        if decided.verdict is Verdict.uncertain and decided.cue in ("words", "absent"):
+            decided = self._null_finding(claim, claim_lang, scorer, ranked) or decided
         return _guard_condition(claim, claim_lang, _guard_counts(claim, claim_lang, _guard_directions(claim, _guard_shares(
-            claim, claim_lang, self._decide(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked)))))
+            claim, claim_lang, decided))))
+
+    def _null_finding(self, claim: str, claim_lang: str, scorer: _Scorer,
+                      ranked: list[tuple[float, float, _Sentence]]) -> _Assessment | None:
+        """A claim that something changed or differed ("substantially increased serum potassium",
+        "markedly more often", "deutlich geringere Absterberate") against one of the source's most
+        related sentences whose closest clause reports no effect, change or difference on the
+        claim's subject ("Serum potassium did not change", "keinen messbaren Einfluss auf die
+        Absterberate") is `not_supported`, even where the two share few words: the source's
+        finding is the null one. A hedged, negated or equating claim is no such claim."""
+        if (lexical.negated(claim) or lexical.hedged(claim) or _EQUAL.search(claim)
+                or not (lexical.directions(claim) or _COMPARISON.search(claim) or _INTENSIFIED.search(claim))):
+            return None
+        best = max((c for c, _, _ in ranked), default=0.0)
+        for sentence_cov, _, sentence in ranked[:4]:
+            clause = scorer.closest_clause(sentence)
+            clause_cov = max(sentence_cov, scorer.coverage(clause, sentence.lang))
+            if clause_cov < self.null_related_at or clause_cov < best - 0.15:
+                continue
+            if not (_NULL_FINDING.search(clause) or _only_insignificant(clause)):
+                clause = sentence.text  # "… lag bei 38 km und unterschied sich nicht wesentlich von …"
+                if not (_NULL_FINDING.search(clause) or _only_insignificant(clause)):
+                    continue
+            if lexical.directions(clause):
+                continue
+            # ... about the claim's subject: most of the clause's own terms are the claim's ("no effect on
+            # pupils' enjoyment of mathematics" is about another outcome than "raised attainment")
+            if _Scorer(clause, sentence.lang, [sentence]).coverage(claim, claim_lang) < self.null_subject_at:
+                continue
+            return _Assessment(verdict=Verdict.not_supported, confidence=0.5, cue="negation", coverage=clause_cov,
+                               sentence=sentence, reason="the source reports no effect or difference where the "
+                                                         "claim states one")
+        return None
 
     def _figure_elsewhere(self, claim: str, claim_lang: str, scored: list, context: str) -> _Assessment | None:
         """When no sentence is clearly about the claim: a sentence that shares some of its terms

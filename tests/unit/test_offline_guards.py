@@ -9,7 +9,10 @@ sentences written for each rule:
 - a superlative against two figures is the figures' reading: never a weak support;
 - a related sentence agreeing in direction does not support a claim whose figure it lacks;
 - occurrence antonyms: sessions held against sessions cancelled ("stattfanden"/"ausfielen");
-- a difference the source calls "no longer significant" (nicht mehr signifikant) is not "still significant".
+- a difference the source calls "no longer significant" (nicht mehr signifikant) is not "still significant";
+- a change or difference the claim states, against one of the most related sentences reporting no
+  effect, no change or no difference on the same subject, is `not_supported` even at low overlap,
+  and not where the null finding is about another outcome.
 """
 
 from __future__ import annotations
@@ -96,3 +99,33 @@ def test_a_difference_the_source_calls_no_longer_significant_is_not_supported() 
     # the source's own "still significant" supports it
     assert judge("A year after the course, the gap between trained and untrained drivers was still "
                  "statistically significant.", source.replace("no longer", "still")) is not N
+
+
+def test_a_null_finding_on_the_claims_subject_contradicts_a_claimed_change() -> None:
+    source = "Resting heart rate did not change over the eight weeks of the programme."
+    assert judge("The breathing exercises markedly lowered resting heart rate.", source) is N
+
+
+def test_a_null_finding_in_german_contradicts_a_claimed_difference() -> None:
+    source = "Auf die Keimrate des Saatguts hatte die Lagertemperatur keinen messbaren Einfluss."
+    assert judge("Bei kühler Lagerung war die Keimrate des Saatguts deutlich höher.", source) is N
+    source = "Die Keimrate blieb bei beiden Lagerarten unverändert."
+    assert judge("Bei kühler Lagerung stieg die Keimrate deutlich.", source) is N
+
+
+def test_a_null_finding_joined_to_a_figure_in_one_sentence_contradicts() -> None:
+    source = ("Die mittlere Wartezeit der Kassenpatienten lag bei 24 Tagen und unterschied sich nicht "
+              "wesentlich von der der Privatpatienten.")
+    assert judge("Kassenpatienten warteten deutlich länger auf einen Termin als Privatpatienten.", source) is not S
+
+
+def test_a_null_finding_on_another_outcome_is_no_contradiction() -> None:
+    source = ("Coaching raised the sales figures of the participating branches by 12 %. We found no effect "
+              "of coaching on staff members' self-reported job satisfaction or their sick days.")
+    assert judge("Coaching raised the branches' sales figures.", source) is not N
+
+
+def test_a_hedged_or_equating_claim_is_not_read_against_a_null_finding() -> None:
+    source = "Resting heart rate did not change over the eight weeks of the programme."
+    assert judge("Resting heart rate stayed the same over the programme.", source) is not N
+    assert judge("The programme may have lowered resting heart rate somewhat.", source) is not S
