@@ -433,14 +433,20 @@ class OfflineJudge:
 
     def judge(self, claim: str, passages: list[Hit]) -> Judgement:
         """Judge `claim` against `passages` (best first)."""
+        found = self.assessment(claim, passages)
+        return _no_passages() if found is None else self._judgement(found)
+
+    def assessment(self, claim: str, passages: list[Hit]) -> _Assessment | None:
+        """What `judge` decides, with the rule's cue and the focus sentence (None without passages):
+        for measuring the judge (scripts/uncertain_pool.py), not for callers of a `Judge`."""
         sentences = _sentences(passages)
         if not sentences:
-            return _no_passages()
+            return None
         whole = self._assess(claim, sentences)
         lang = lexical.language(claim)
         clauses = [c for c in _CLAUSE_BREAK.split(claim) if c and len(set(lexical.content_terms(c, lang))) >= 3]
         found = whole if len(clauses) < 2 else self._combine(whole, [self._assess(c, sentences) for c in clauses])
-        return self._judgement(self._extra_part(claim, lang, sentences, found))
+        return self._extra_part(claim, lang, sentences, found)
 
     def _extra_part(self, claim: str, lang: str, sentences: list[_Sentence], found: _Assessment) -> _Assessment:
         """A claim of two parts ("X rose, and Y fell"; "…, which widened Z") of which the source
