@@ -834,6 +834,18 @@ class OfflineJudge:
         denied_nearby = not lexical.negated(claim) and any(
             other is not focus and other_cov >= cov - 0.15 and lexical.negated(other.text)
             for other_cov, _, other in ranked[:6])
+
+        def weak_support(confidence: float, reason: str) -> _Assessment:
+            # A weak overlap is read for overstatement too ("überall" against "in den meisten
+            # Gemeinden", "always" against a plain finding): the cue-reading above ran on-subject only.
+            over = overstated or _overstatement(claim, focus.window, clause)
+            added = None if over else _generalisation(claim, ranked, kinds=("a cause", "a scope", "a permanence"))
+            over = over or (f"{added[0]} “{added[1]}” no sentence read states" if added else None)
+            if over:
+                return result(Verdict.partially_supported, 0.45, "absolute",
+                              f"the claim overstates the source ({over}); few of its key terms shared, check it")
+            return result(Verdict.supported, confidence, "overlap", reason)
+
         if (cov >= self.weakly_related_at and not claim_axes and not counted and not quantified
                 and not _COMPARISON.search(claim) and not _states_decline(clause) and not denied_nearby
                 and lexical.negated(claim) == lexical.negated(focus.text)
@@ -841,16 +853,16 @@ class OfflineJudge:
             # Most of the claim's terms in one sentence and nothing against it (a denial anywhere in
             # it is something against it): a weak support.
             weight = (cov - self.weakly_related_at) / (self.supported_at - self.weakly_related_at)
-            return result(Verdict.supported, 0.4 + 0.09 * weight,
-                          "overlap", "the source's sentence states most of the claim's key terms; no cue against it")
+            return weak_support(0.4 + 0.09 * weight,
+                                "the source's sentence states most of the claim's key terms; no cue against it")
         if (cov >= self.weakly_related_at and not scorer.absent_terms(focus.lang) and not figures.unmatched
                 and lexical.negated(claim) == lexical.negated(focus.text) and not denied_nearby
                 and (not claim_axes or direction == "agree") and not _FRACTION.search(claim)
                 and not _COMPARISON.search(claim) and not _mixed_directions(claim, focus.text)
                 and not (_CONTRAST.search(focus.text) and not _CONTRAST.search(claim))):
             # Every word of the claim occurs in the source, half of them in this sentence, nothing against it.
-            return result(Verdict.supported, 0.45, "overlap", "every key term of the claim occurs in the source, "
-                          "most of them in this sentence; no cue against it")
+            return weak_support(0.45, "every key term of the claim occurs in the source, most of them in this "
+                                "sentence; no cue against it")
         return generalised() or result(Verdict.uncertain, 0.3 + 0.15 * related, "words",
                                        "the source shares some of the claim's key terms, but no cue decides")
 

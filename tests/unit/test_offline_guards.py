@@ -129,3 +129,15 @@ def test_a_hedged_or_equating_claim_is_not_read_against_a_null_finding() -> None
     source = "Resting heart rate did not change over the eight weeks of the programme."
     assert judge("Resting heart rate stayed the same over the programme.", source) is not N
     assert judge("The programme may have lowered resting heart rate somewhat.", source) is not S
+
+
+
+
+def test_a_weak_overlap_is_read_for_a_scope_the_source_does_not_state() -> None:
+    # related_at above the overlap keeps the on-subject reading off: the weak-support branch decides
+    weak_only = OfflineJudge(related_at=0.95, supported_at=0.97)
+    source = "According to the club secretaries, volunteers in most clubs stayed on for longer after the reform."
+    texts = hits(source, *FILLER)
+    assert weak_only.judge("After the reform, volunteers everywhere stayed with their clubs for longer.", texts
+                           ).verdict is P
+    assert weak_only.judge("After the reform, volunteers stayed with their clubs for longer.", texts).verdict is S
