@@ -681,7 +681,10 @@ _MODAL = re.compile(
     r"perhaps|potential(?:ly)?|probabl[ey]|presumabl[ey]|kann|können|könnte|könnten|dürfte|dürften|"
     r"möglicherweise|vermutlich|wahrscheinlich|mutmaßlich|"
     r"(?:cannot|could\s+not)\s+(?:establish|determine|tell|show|say)\s+whether|ob\b.{0,80}?\boffen|"
-    r"deute[tn]?\b.{0,80}?\ban|legen\b.{0,60}?\bnahe|legt\b.{0,60}?\bnahe|scheint|scheinen)\b",
+    r"deute[tn]?\b.{0,80}?\ban|legen\b.{0,60}?\bnahe|legt\b.{0,60}?\bnahe|scheint|scheinen|"
+    # what others say or believe, not what the source found: "are often said to reduce", "gilt als"
+    r"(?:said|thought|believed|assumed|claimed|reputed|supposed|alleged)\s+to|allegedly|reportedly|"
+    r"gilt\s+als|gelten\s+als|galt\s+als|galten\s+als|angeblich\w*|vermeintlich\w*)\b",
     re.I,
 )
 

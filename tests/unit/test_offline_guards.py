@@ -141,3 +141,11 @@ def test_a_weak_overlap_is_read_for_a_scope_the_source_does_not_state() -> None:
     assert weak_only.judge("After the reform, volunteers everywhere stayed with their clubs for longer.", texts
                            ).verdict is P
     assert weak_only.judge("After the reform, volunteers stayed with their clubs for longer.", texts).verdict is S
+
+
+def test_what_others_are_said_to_find_does_not_back_a_plain_finding() -> None:
+    source = ("Street trees are often said to lower summer air temperatures in dense districts, but direct "
+              "measurements are scarce.")
+    assert judge("Street trees lower summer air temperatures in dense districts.", source) is P
+    source = "Nachtbusse gelten als wirksames Mittel gegen Trunkenheitsfahrten junger Erwachsener."
+    assert judge("Nachtbusse verringern Trunkenheitsfahrten junger Erwachsener wirksam.", source) is not S
