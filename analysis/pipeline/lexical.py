@@ -1100,6 +1100,8 @@ _SHARE_WORD = re.compile(
     r"komplett|restlos)\b",
     re.I,
 )
+#: Absolute words of degree ("completely", "vollständig"): a share of a group only when nothing else is.
+_ADVERBIAL_ALL = re.compile(r"entirely|wholly|completely|in\s+full|vollständig|komplett|restlos", re.I)
 #: Words that state a share or bound it ("knapp zwei Drittel"): figures, checked by `shares`, not content terms.
 SHARE_WORDS = frozenset({*_FRACTION_VALUES, "majority", "minority", "mehrheit", "minderheit", "knapp", "rund",
                          "etwa", "roughly", "approximately", "nearly", "almost", "halved", "halbiert",
@@ -1270,4 +1272,8 @@ def _shares(text: str, lang: str) -> tuple[Share, ...]:
             found.append(Share(low, high, "share", q.text, _subject(after, lang)))
         else:
             found.append(Share(q.value * 0.95, q.value * 1.05, "multiple", q.text, _subject(after, lang)))
+    if any(sh.kind == "share" and sh.form != "all" for sh in found):
+        # "Weniger als die Hälfte der Kolumbarien deckt die Kosten vollständig": beside a share of the
+        # group, an adverb of degree says how far each member does it, not that all members do
+        found = [sh for sh in found if not (sh.form == "all" and _ADVERBIAL_ALL.fullmatch(sh.text))]
     return tuple(found)

@@ -190,3 +190,12 @@ def test_a_bound_on_a_count_is_not_met_by_a_year_or_a_sum_of_money() -> None:
     source = hits("Household energy panel 2021: methods and first results. Data were collected in 2021.",
                   "The panel recorded 1,870 households in 14 towns; the median annual energy bill was £2,450.")
     assert OfflineJudge().judge("The panel covered more than 2,000 households in 14 towns.", source).verdict is not S
+
+
+def test_an_adverb_of_degree_beside_a_share_of_the_group_is_no_share() -> None:
+    claim = "Weniger als die Hälfte der Höfe deckte ihren Strombedarf vollständig aus eigenen Anlagen."
+    assert [sh.form for sh in lexical.shares(claim, "de")] == ["fraction"]
+    assert [sh.form for sh in lexical.shares("The roof covered the demand completely.", "en")] == ["all"]
+    source = hits("Von den 30 untersuchten Höfen deckten 12 ihren Strombedarf vollständig aus eigenen Anlagen, "
+                  "die übrigen kauften Strom zu.")
+    assert OfflineJudge().judge(claim, source).verdict is not N
