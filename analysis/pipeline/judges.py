@@ -1570,7 +1570,12 @@ def _compare_directions(claim: str, clause: str) -> str | None:
         if len(set(signs)) == 1 and set(other) == {-signs[0]}:
             return "conflict"
         if len(signs) == len(other) >= 2 and signs == [-s for s in other]:
-            return "conflict"
+            # The same directions in another word order ("shortens waits by spreading requests more"
+            # for "spreading more shortens waits") are read by what each direction is said of.
+            if sorted(signs) != sorted(other) or _paired_directions(claim, clause, axis) != "agree":
+                return "conflict"
+            agreed += 1
+            continue
         if len(set(other)) == 1 and -other[0] in signs and len(other) >= len(signs):
             # "larger radiators lowered it" against "larger radiators raised it": the claim states a
             # direction the source, stating only the other one and at least as often, never does
@@ -1580,6 +1585,43 @@ def _compare_directions(claim: str, clause: str) -> str | None:
     # Agreement needs every direction of the claim stated alike: "reduced X and improved Y"
     # is not backed by "reduced X" alone.
     return "agree" if mine and agreed == len(mine) else None
+
+
+def _direction_subjects(text: str, axis: str) -> list[tuple[int, dict[str, float]]]:
+    """Each direction of `axis` in the text with the content stems said of it: every word goes to
+    the nearest direction word, weighing 1 / (1 + its distance in words)."""
+    found = lexical.direction_positions(text).get(axis, [])
+    if not found:
+        return []
+    lang = lexical.language(text)
+    spans = lexical.word_spans(text)
+    at = [next((i for i, (start, _) in enumerate(spans) if start >= pos), len(spans)) for pos, _ in found]
+    subjects: list[dict[str, float]] = [{} for _ in found]
+    for i, (_, word) in enumerate(spans):
+        if i in at:
+            continue
+        nearest = min(range(len(at)), key=lambda k: abs(at[k] - i))
+        for stem in _stems(word, lang):
+            weight = 1 / (1 + abs(at[nearest] - i))
+            subjects[nearest][stem] = max(subjects[nearest].get(stem, 0.0), weight)
+    return [(sign, words) for (_, sign), words in zip(found, subjects)]
+
+
+def _paired_directions(claim: str, clause: str, axis: str) -> str | None:
+    """"agree" when each direction of the claim meets, in the clause, the direction said of the
+    same words (nearest words weighing most) with the same sign; "conflict" when one meets the
+    opposite sign; None when one shares no word with any, or is said of both alike."""
+    theirs = _direction_subjects(clause, axis)
+    verdict = "agree"
+    for sign, words in _direction_subjects(claim, axis):
+        scored = sorted(((sum(w * other[t] for t, w in words.items() if t in other), s) for s, other in theirs),
+                        reverse=True)
+        if not scored or scored[0][0] == 0 or (len(scored) > 1 and scored[1][0] == scored[0][0]
+                                               and scored[1][1] != scored[0][1]):
+            return None
+        if scored[0][1] != sign:
+            verdict = "conflict"
+    return verdict
 
 
 #: A condition or restriction a finding holds under ("provided that the aggregate is pre-wetted",

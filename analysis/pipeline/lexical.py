@@ -114,6 +114,11 @@ def words(text: str) -> list[str]:
     return out
 
 
+def word_spans(text: str) -> list[tuple[int, str]]:
+    """Each word of the text (as `words` finds them, case kept) with where it starts."""
+    return [(m.start(), m.group(0)) for m in _WORD.finditer(text)]
+
+
 def content_terms(text: str, lang: str, exclude: frozenset[str] = frozenset()) -> list[str]:
     """The text's content stems in order: no stop words, no cue words, no number words (a
     figure in words is read by `quantities` and `shares`, as digits are), at least 3 letters."""
@@ -713,19 +718,24 @@ _BY_MORE_THAN = re.compile(
 
 def directions(text: str) -> dict[str, list[int]]:
     """Direction cues per axis, in order of appearance: ``{"quantity": [+1, -1], ...}``."""
-    found: dict[str, list[int]] = {}
+    return {axis: [sign for _, sign in hits] for axis, hits in direction_positions(text).items()}
+
+
+def direction_positions(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Direction cues per axis with where they stand: ``{"quantity": [(12, +1), (40, -1)], ...}``."""
+    found: dict[str, list[tuple[int, int]]] = {}
     differences = [(m.start(), +1 if m.group("up") else -1) for m in _BY_MORE_THAN.finditer(text)]
     differences += [(m.start(), +1) for m in _MULTIPLE_UP.finditer(text)
                     if not any(abs(m.start() - at) < 40 for at, _ in differences)]
     up, down = _SHARES
     shares = [(m.start(), +1) for m in up.finditer(text)] + [(m.start(), -1) for m in down.finditer(text)]
     if shares:
-        found["share"] = [sign for _, sign in sorted(shares)]
+        found["share"] = sorted(shares)
     # "more often" and "weniger häufig" state how often, not how much: read first, then masked.
     often_up, often_down = _FREQUENCY
     often = [(m.start(), +1, m) for m in often_up.finditer(text)] + [(m.start(), -1, m) for m in often_down.finditer(text)]
     if often:
-        found["frequency"] = [sign for _, sign, _ in sorted(often, key=lambda x: x[0])]
+        found["frequency"] = [(at, sign) for at, sign, _ in sorted(often, key=lambda x: x[0])]
     masked = text
     for _, _, m in often:
         masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
@@ -733,7 +743,7 @@ def directions(text: str) -> dict[str, list[int]]:
     speed = sorted([(m.start(), +1, m) for m in fast.finditer(masked)] + [(m.start(), -1, m) for m in slow.finditer(masked)],
                    key=lambda x: x[0])
     if speed:
-        found["speed"] = [sign for _, sign, _ in speed]
+        found["speed"] = [(at, sign) for at, sign, _ in speed]
     for _, _, m in speed:
         masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
     masked = _NOT_DIRECTION.sub(lambda m: " " * len(m.group(0)), masked)
@@ -744,7 +754,7 @@ def directions(text: str) -> dict[str, list[int]]:
         if axis == "quantity":
             hits += differences
         if hits:
-            found[axis] = [sign for _, sign in sorted(hits)]
+            found[axis] = sorted(hits)
     return found
 
 

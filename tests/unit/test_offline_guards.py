@@ -149,3 +149,14 @@ def test_what_others_are_said_to_find_does_not_back_a_plain_finding() -> None:
     assert judge("Street trees lower summer air temperatures in dense districts.", source) is P
     source = "Nachtbusse gelten als wirksames Mittel gegen Trunkenheitsfahrten junger Erwachsener."
     assert judge("Nachtbusse verringern Trunkenheitsfahrten junger Erwachsener wirksam.", source) is not S
+
+
+def test_two_directions_in_another_word_order_are_read_by_what_each_is_said_of() -> None:
+    from analysis.pipeline.judges import _compare_directions
+
+    claim = "Hiring more night nurses shortened the response times on the wards."
+    source = "The hospital shortened response times on its wards by hiring more night nurses."
+    assert _compare_directions(claim, source) == "agree"
+    assert judge(claim, source) is not N
+    # the same two directions said of the other subjects are still a conflict
+    assert _compare_directions("Sales rose while costs fell.", "Sales fell while costs rose.") == "conflict"
