@@ -45,7 +45,12 @@ dry spells: the axis wetness is no word list's). A new contradiction `supported`
 Batch 8 (90 cases, nine new sources, written blind on 2026-12-01 like 6 and 7) was never used to
 change the judge: 60.8 % / 43.3 % / two contradictions `supported` on the judge at the start of
 that session, 62.7 % / 43.3 % / the same two after its changes (made for the blind thesis sets).
-It is the current honest estimate; its two misses are listed so that a third still fails.
+Its two misses are listed so that a third still fails.
+
+Batch 9 (90 cases, nine new sources, written blind on 2026-12-02 like 6–8) was measured once, on
+the judge after that session's changes (made for the looked-at thesis sets), and never used to
+change it: 72.9 % / 46.7 % / one contradiction `supported` — the same figures as on the judge at
+that session's start (ac8b35d). It is the current honest estimate, with batch 8.
 """
 
 from __future__ import annotations
@@ -58,10 +63,12 @@ from tests.judge_cases import HELDOUT, evaluate, load_cases
 FLOORS = {"judge_cases_heldout.jsonl": (0.92, 0.41), "judge_cases_heldout2.jsonl": (0.84, 0.41),
           "judge_cases_heldout3.jsonl": (0.89, 0.49), "judge_cases_heldout4.jsonl": (0.76, 0.35),
           "judge_cases_heldout5.jsonl": (0.80, 0.29), "judge_cases_heldout6.jsonl": (0.79, 0.43),
-          "judge_cases_heldout7.jsonl": (0.83, 0.41), "judge_cases_heldout8.jsonl": (0.62, 0.44)}
+          "judge_cases_heldout7.jsonl": (0.83, 0.41), "judge_cases_heldout8.jsonl": (0.62, 0.44),
+          "judge_cases_heldout9.jsonl": (0.72, 0.47)}
 #: Contradicted claims judged `supported` that no general rule decides yet, per batch.
 KNOWN_MISSES = {"judge_cases_heldout7.jsonl": ["h7-agripv-08"],
-                "judge_cases_heldout8.jsonl": ["h8-esports-08", "h8-moorvernaessung-08"]}
+                "judge_cases_heldout8.jsonl": ["h8-esports-08", "h8-moorvernaessung-08"],
+                "judge_cases_heldout9.jsonl": ["h9-pruefungsangst-09"]}
 
 
 @pytest.fixture(scope="module", params=HELDOUT, ids=lambda p: p.name)
