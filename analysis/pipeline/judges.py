@@ -366,7 +366,10 @@ class OfflineJudge:
       the other way round ("A stronger than B" for "B stronger than A") → `not_supported`
       (medium); a focus stating both directions → `uncertain`;
     - the claim asserts what the focus denies ("unchanged" included), or the reverse →
-      `not_supported` (medium); both deny it → `supported` (medium);
+      `not_supported` (medium); both deny it → `supported` (medium); a claimed change or
+      difference that one of the most related sentences reports as none on the same subject
+      ("did not change", "keinen messbaren Einfluss"), even at low coverage → `not_supported`
+      (`_null_finding`);
     - an overstatement → `partially_supported` (medium): an absolute claim ("all", "always",
       "eliminates", "vollständig") against hedged or plain source language, "all" against a
       majority, a word of certainty or cause the source lacks ("reliably", "caused",
