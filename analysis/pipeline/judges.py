@@ -1092,7 +1092,8 @@ def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str
     for q in claimed:
         same_unit = [s for s in nearby if _family(s.unit) == _family(q.unit)]
         matches = [s for s in stated if (lexical.same_value(q, s) and _units_agree(q, s)
-                                         and not _bound_met_by_another_kind(q, s)) or _same_converted(q, s)]
+                                         and not _bound_met_by_another_kind(q, s)
+                                         and not _bound_met_by_a_count(q, s)) or _same_converted(q, s)]
         if q.unit and same_unit and all(s.unit is None for s in matches):
             matches = []  # "um 16 km/h" is not met by "16 streets" where the sentence says "6,1 km/h"
         if matches or _derived(q, nearby, _ratio_sides(claim, claim_lang, focus.text, focus.lang)
@@ -1408,6 +1409,15 @@ def _bound_met_by_another_kind(claimed: lexical.Quantity, stated: lexical.Quanti
     read against figures of its kind."""
     return (claimed.bound in ("min", "max") and claimed.unit is None and stated.value != claimed.value
             and (stated.unit is not None or stated.weak))
+
+
+def _bound_met_by_a_count(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
+    """Whether a bare bound of the claim on a fraction below 1 ("R² above 0.95") would be met only
+    by a figure from 1 up: a count or a measure of another kind (any "9" of the source is above
+    0.95), not another value of a correlation or a share written as 0.85."""
+    if claimed.bound not in ("min", "max") or stated.value == claimed.value or claimed.unit is not None:
+        return False
+    return claimed.value < 1 <= stated.value
 
 
 def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:

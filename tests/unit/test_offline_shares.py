@@ -199,3 +199,13 @@ def test_an_adverb_of_degree_beside_a_share_of_the_group_is_no_share() -> None:
     source = hits("Von den 30 untersuchten Höfen deckten 12 ihren Strombedarf vollständig aus eigenen Anlagen, "
                   "die übrigen kauften Strom zu.")
     assert OfflineJudge().judge(claim, source).verdict is not N
+
+
+def test_a_bound_on_a_fraction_below_one_is_not_met_by_a_count() -> None:
+    source = hits("Across all 12 models the uncorrected sensors read 35 % high. After linear correction, the "
+                  "two best models reached R values above 0.81 and an error below 4 µg/m. Data from 9 sites "
+                  "were pooled.")
+    claim = "After a linear correction, the two best models reached R values above 0.93."
+    assert OfflineJudge().judge(claim, source).verdict is not S
+    assert OfflineJudge().judge("After a linear correction, the two best models reached R values above 0.8.",
+                                source).verdict is S
