@@ -1146,7 +1146,9 @@ def _figure_segments(text: str) -> list[str]:
 def _subjects_meet(a: frozenset[str], b: frozenset[str], lang: str) -> bool:
     """Whether two shares' subjects share a word: the same stem, a near-synonym, or a German
     compound ending in it ("Ladenflächen" / "Flächen")."""
-    return any(x == y or lexical.synonymous(x, y, lang) for x in a for y in b) or (
+    # (one stem the start of the other, "befrag"/"befragt": one word in two forms the stemmer splits)
+    return any(x == y or lexical.synonymous(x, y, lang) or (min(len(x), len(y)) >= 5 and (
+        x.startswith(y) or y.startswith(x))) for x in a for y in b) or (
         lang == "de" and any(lexical.term_match(x, b, True) >= 0.75 for x in a))
 
 

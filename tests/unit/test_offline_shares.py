@@ -209,3 +209,15 @@ def test_a_bound_on_a_fraction_below_one_is_not_met_by_a_count() -> None:
     assert OfflineJudge().judge(claim, source).verdict is not S
     assert OfflineJudge().judge("After a linear correction, the two best models reached R values above 0.8.",
                                 source).verdict is S
+
+
+
+
+def test_a_share_of_one_word_in_two_forms_is_a_share_of_the_same_subject() -> None:
+    # "Befragung"/"Befragten" stem to "befrag"/"befragt": one subject for the shares guard, so the
+    # matching "zehn Stunden" does not carry a share the source contradicts
+    source = hits("Ergebnisse Etwa 30 Prozent der Befragten hatten in der Woche vor dem Stichtag mehr als zehn "
+                  "Stunden Bereitschaftsdienst geleistet.")
+    claim = ("Fast die Hälfte der Pflegekräfte einer Befragung an hessischen Kliniken hatte in der Woche vor dem "
+             "Stichtag mehr als zehn Stunden Bereitschaftsdienst geleistet.")
+    assert OfflineJudge().judge(claim, source).verdict is not S
