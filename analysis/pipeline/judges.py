@@ -761,6 +761,10 @@ class OfflineJudge:
             if elsewhere:  # which figure belongs to which subject is a reading, not a cue: a reader decides
                 return result(Verdict.uncertain, 0.4, "weak", f"{elsewhere}; check the source")
             if unconfirmed and direction is None:
+                unmet = _bound_count_unmet(claim, claim_lang, focus)
+                if unmet:  # "fell from thirty-one to fewer than ten" against "from 31 to 14"
+                    return result(Verdict.uncertain, 0.4, "weak", f"the source's figures do not meet the claim's "
+                                  f"“{unmet}”; check the source")
                 return result(Verdict.supported, 0.7, "figure",
                               "the source states the claim's figures and key terms (its direction in other words)")
             return result(Verdict.supported, 0.78 + 0.17 * strength, "figure",
@@ -1411,6 +1415,18 @@ def _bound_met_by_another_kind(claimed: lexical.Quantity, stated: lexical.Quanti
     read against figures of its kind."""
     return (claimed.bound in ("min", "max") and claimed.unit is None and stated.value != claimed.value
             and (stated.unit is not None or stated.weak))
+
+
+def _bound_count_unmet(claim: str, claim_lang: str, focus: _Sentence) -> str | None:
+    """A bounded count in words of the claim ("fewer than ten", "mehr als zwanzig"), which the
+    figure check passes over as a count of things, that none of the focus's bare figures meets
+    while the focus states some: the words of the count, else None."""
+    stated = [q for q in lexical.quantities(focus.text, focus.lang) if not q.weak and q.unit is None]
+    for q in lexical.quantities(claim, claim_lang):
+        if q.weak and q.unit is None and q.bound in ("min", "max") and stated and not any(
+                lexical.same_value(q, s) for s in stated):
+            return q.text
+    return None
 
 
 def _bound_met_by_a_count(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:

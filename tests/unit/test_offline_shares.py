@@ -221,3 +221,12 @@ def test_a_share_of_one_word_in_two_forms_is_a_share_of_the_same_subject() -> No
     claim = ("Fast die Hälfte der Pflegekräfte einer Befragung an hessischen Kliniken hatte in der Woche vor dem "
              "Stichtag mehr als zehn Stunden Bereitschaftsdienst geleistet.")
     assert OfflineJudge().judge(claim, source).verdict is not S
+
+
+def test_a_bounded_count_in_words_is_checked_against_the_sources_figures() -> None:
+    source = hits("In the 1900s, 12 dialects were spoken in the valley; by the 1990s their number had fallen to 7, "
+                  "mostly among older residents.")
+    judge = OfflineJudge()
+    claim = "Between the 1900s and the 1990s, the number of dialects spoken in the valley fell from twelve to fewer than {}."
+    assert judge.judge(claim.format("five"), source).verdict is not S
+    assert judge.judge(claim.format("ten"), source).verdict is S
