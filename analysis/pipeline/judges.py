@@ -437,7 +437,11 @@ class OfflineJudge:
     def judge(self, claim: str, passages: list[Hit]) -> Judgement:
         """Judge `claim` against `passages` (best first)."""
         found = self.assessment(claim, passages)
-        return _no_passages() if found is None else self._judgement(found)
+        if found is None:
+            return _no_passages()
+        if found.verdict is Verdict.uncertain:
+            found = found.model_copy(update={"reason": _across_languages(claim, passages) + found.reason})
+        return self._judgement(found)
 
     def assessment(self, claim: str, passages: list[Hit]) -> _Assessment | None:
         """What `judge` decides, with the rule's cue and the focus sentence (None without passages):
@@ -929,6 +933,22 @@ class OfflineJudge:
             evidence_page=a.sentence.hit.page if a.sentence else None,
             rationale=f"Offline (lexical): {a.reason}; key-term coverage {a.coverage:.0%} in the closest sentence.",
         )
+
+
+_LANGUAGE_NAMES = {"en": "English", "de": "German"}
+
+
+def _across_languages(claim: str, passages: Sequence[Hit]) -> str:
+    """A note for an `uncertain` claim written in another language than most of its passages (a
+    German thesis citing English work): words are matched across languages only through the
+    short bilingual list, so a reader or a model judge must decide. Empty when the languages agree."""
+    claim_lang = lexical.language(claim)
+    langs = [lexical.language(hit.text) for hit in passages]
+    source_lang = max(set(langs), key=langs.count) if langs else claim_lang
+    if source_lang == claim_lang:
+        return ""
+    return (f"the claim is {_LANGUAGE_NAMES[claim_lang]}, the source {_LANGUAGE_NAMES[source_lang]}: words are "
+            f"matched across languages only through a short bilingual list (a model judge reads both); ")
 
 
 def _unique(items: list[str]) -> list[str]:

@@ -160,3 +160,14 @@ def test_two_directions_in_another_word_order_are_read_by_what_each_is_said_of()
     assert judge(claim, source) is not N
     # the same two directions said of the other subjects are still a conflict
     assert _compare_directions("Sales rose while costs fell.", "Sales fell while costs rose.") == "conflict"
+
+
+def test_an_uncertain_claim_in_another_language_than_its_source_says_so() -> None:
+    source = ("In the ten days before diagnosis, the daily lying time of cows that became lame rose by 48 minutes "
+              "on average relative to their own baseline.")
+    judged = OfflineJudge().judge("Lahme Kühe verbrachten vor der Diagnose täglich mehr Zeit im Liegen.",
+                                  hits(source, *FILLER))
+    assert judged.verdict is U
+    assert "the claim is German, the source English" in judged.rationale
+    same = OfflineJudge().judge("Cows that became lame were tracked with collars.", hits(source, *FILLER))
+    assert "the claim is" not in same.rationale
