@@ -53,7 +53,9 @@ MAX_RANGE = 50
 _PARTICLE = r"(?:(?:van|von|de|der|den|da|di|du|le|la|zu|ten|ter)\s+)"
 _WORD = r"[A-ZÄÖÜ](?:[\w-]|['’](?!s\b))+"  # "O'Brien", not "Castillo's"
 _NAME = _PARTICLE + rf"*{_WORD}"
-_LONG_NAME = _NAME + rf"(?:\s+(?:{_WORD}|of|for|and|on|in|the|für|und|der|des|zur|zum)){{0,6}}?"  # "World Health Organization"
+# "World Health Organization"; "Verband urbaner Lieferdienste" (a German adjective before a capitalised word)
+_LONG_NAME = _NAME + (rf"(?:\s+(?:{_WORD}|of|for|and|on|in|the|für|und|der|des|zur|zum"
+                      rf"|[a-zäöüß]{{2,}}(?:er|en|es|e)(?=\s+[A-ZÄÖÜ]))){{0,6}}?")
 _NO_DATE = r"n\.\s?d\.|o\.\s?J\.|o\.\s?D\.|ohne\s+Jahr"
 _IN_PRESS = r"in\s+press|im\s+Druck"
 _YEAR = rf"(?:(?:19|20)\d{{2}}[a-z]?|{_NO_DATE}|{_IN_PRESS})"

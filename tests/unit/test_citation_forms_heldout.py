@@ -214,3 +214,15 @@ def test_an_mla_entry_among_apa_entries_starts_an_entry():
         "Lafont, Marianne. \"Voices in the Gallery.\" Museum Quarterly, vol. 15, no. 3, 2020, pp. 233–251.\n"
         "Okoro, C., & Weiss, L. (2019). Listening while looking. Visitor Studies, 4, 1–20.\n")
     assert [(r.authors[0], r.year) for r in refs] == [("Brenner", "2021"), ("Lafont", "2020"), ("Okoro", "2019")]
+
+
+def test_a_german_corporate_author_with_an_adjective_in_its_name():
+    body = ("Zwei Drittel der Kommunen förderten Schwammstadt-Projekte (vgl. Bund kommunaler Wasserbetriebe o. J.). "
+            "Die Kosten trugen meist die Länder (Bund kommunaler Wasserbetriebe o. J., S. 12).\n\n"
+            "Literaturverzeichnis\n\n"
+            "Bund kommunaler Wasserbetriebe (o. J.): Schwammstadt in der Praxis. Erfahrungen aus 40 Kommunen. Bonn.\n")
+    citations = extract_citations(body)
+    assert [c.marker for c in citations] == ["Bund kommunaler Wasserbetriebe o. J.",
+                                             "Bund kommunaler Wasserbetriebe o. J., S. 12"]
+    assert all(c.reference is not None for c in citations)
+    assert citations[0].claim == "Zwei Drittel der Kommunen förderten Schwammstadt-Projekte."
