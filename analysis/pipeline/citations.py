@@ -69,7 +69,9 @@ _AUTHORS = (
     rf"|{_NAME}(?:\s*/\s*{_NAME})+"
 )
 # "2019a, b": the letters after the first year name more works of that year.
-_YEARS = rf"{_YEAR}(?:,\s*(?:{_YEAR}|[a-z](?![\w.])))*"
+# "Sennhauser (a. a. O.: 47)", "(Mayer, op. cit., p. 3)": the author's work cited before, no year
+_SAME_WORK = r"(?:a\.\s?a\.\s?O\.|op\.\s?cit\.|loc\.\s?cit\.)"
+_YEARS = rf"(?:{_YEAR}(?:,\s*(?:{_YEAR}|[a-z](?![\w.])))*|{_SAME_WORK})"
 # A remark after the citation: "(see Smith, 2020, for a review)".
 _REMARK = r"(?:,?\s+(?:for|on|esp\.|especially|insbesondere|zur|zum|für|mit)\b[^;()]{0,80})?"
 _PAREN_ITEM = re.compile(
@@ -774,6 +776,10 @@ def _items(part: str, offset: int, span: tuple[int, int], kind: str) -> list[tup
     if item is None or item["authors"].split()[0] in _NOT_AUTHORS:
         return []
     pos = offset + part.index(item.group("marker"))
+    if re.fullmatch(_SAME_WORK, item["years"].strip()):
+        return [(pos, _Marker(text=_squash(item["marker"]), kind=kind, group=span,
+                              authors=_cited_names(item["authors"]), et_al=_et_al(item), locator=item["locator"],
+                              short_title=""))]
     return [(pos, _Marker(text=text, kind=kind, group=span, authors=_cited_names(item["authors"]),
                           et_al=_et_al(item), year=_year(year), locator=item["locator"]))
             for year, text in _split_years(item)]
@@ -797,6 +803,11 @@ def _narrative(text: str, known: frozenset[str] | set[str] = frozenset()) -> lis
         if names.split()[0] in _NOT_AUTHORS:
             continue
         authors, et_al = _cited_names(names), _et_al(match)
+        if re.fullmatch(_SAME_WORK, match["years"].strip()):
+            found.append((start, _Marker(text=_squash(text[start:match.end()]), kind="narrative",
+                                         group=(start, match.end()), authors=authors, et_al=et_al,
+                                         locator=match["locator"], short_title="")))
+            continue
         years = _year_list(match["years"])
         for year in years:
             literal = text[start:match.end()] if len(years) == 1 else f"{names} ({year})"

@@ -226,3 +226,18 @@ def test_a_german_corporate_author_with_an_adjective_in_its_name():
                                              "Bund kommunaler Wasserbetriebe o. J., S. 12"]
     assert all(c.reference is not None for c in citations)
     assert citations[0].claim == "Zwei Drittel der Kommunen förderten Schwammstadt-Projekte."
+
+
+def test_a_a_o_and_op_cit_in_the_body_cite_the_authors_work():
+    body = ("Hochwasser kommen häufiger vor (Lindqvist 2018). Lindqvist (a. a. O.: 47) kommt außerdem zu dem "
+            "Ergebnis, dass Deiche altern. Auch Pegel steigen (Lindqvist, a. a. O., S. 50). Levees age too "
+            "(Orwell, op. cit., p. 9).\n\n"
+            "Literatur\n\n"
+            "Lindqvist, Maja (2018): Flüsse im Wandel. Kiel.\n"
+            "Orwell, Tom (2016): Levees. Leeds.\n"
+            "Zander, Ute (2020): Pegel. Bonn.\n")
+    citations = extract_citations(body)
+    assert [c.marker for c in citations] == ["Lindqvist 2018", "Lindqvist (a. a. O.: 47)",
+                                             "Lindqvist, a. a. O., S. 50", "Orwell, op. cit., p. 9"]
+    assert [c.reference.first_author for c in citations] == ["Lindqvist", "Lindqvist", "Lindqvist", "Orwell"]
+    assert citations[1].claim == "Lindqvist kommt außerdem zu dem Ergebnis, dass Deiche altern."
