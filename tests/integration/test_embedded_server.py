@@ -81,8 +81,10 @@ def test_an_old_server_still_running_on_that_folder_is_shut_down_first(private_s
     _old_data_folder(private_server, 16)
     # A stand-in for the old postmaster: a process whose argv reads `.../postgres -D <folder>`
     # and that exits on SIGINT (a fast shutdown), as a PostgreSQL 16 server would.
-    old = subprocess.Popen(["/old/bin/postgres", "-c", 'trap "kill $!; exit 0" INT; sleep 300 & wait',
-                            "-D", str(private_server.data_dir)], executable="/bin/bash")
+    # It says "ready" once its trap is set: a SIGINT before that would end it as killed (-2).
+    old = subprocess.Popen(["/old/bin/postgres", "-c", 'trap "kill $!; exit 0" INT; sleep 300 & echo ready; wait',
+                            "-D", str(private_server.data_dir)], executable="/bin/bash", stdout=subprocess.PIPE)
+    assert old.stdout.readline() == b"ready\n"
     reaper = threading.Thread(target=old.wait)  # so the stand-in does not linger as a zombie
     reaper.start()
     (private_server.data_dir / "postmaster.pid").write_text(f"{old.pid}\n{private_server.data_dir}\n")
@@ -96,6 +98,7 @@ def test_an_old_server_still_running_on_that_folder_is_shut_down_first(private_s
         if old.poll() is None:
             old.kill()
             reaper.join()
+        old.stdout.close()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root runs the server as another user")
