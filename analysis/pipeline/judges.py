@@ -718,11 +718,14 @@ class OfflineJudge:
                                        cue="direction", coverage=other_cov, sentence=other,
                                        reason="the source states the claim's direction and key terms")
                 break
-        overstated = _overstatement(claim, focus.window, clause if on_subject else None)
-        if not overstated and on_subject:
-            # a scope or a permanence no sentence read states ("nationwide", "dauerhaft") overstates too
-            added = _generalisation(claim, ranked, kinds=("a cause", "a scope", "a permanence"))
-            overstated = f"{added[0]} “{added[1]}” no sentence read states" if added else None
+        def overstatement_of(read: str) -> str | None:
+            # the claim's absolutes against `read`, then a cause, a scope or a permanence no sentence
+            # read states ("nationwide", "dauerhaft")
+            over = _overstatement(claim, focus.window, read)
+            added = None if over else _generalisation(claim, ranked, kinds=("a cause", "a scope", "a permanence"))
+            return over or (f"{added[0]} “{added[1]}” no sentence read states" if added else None)
+
+        overstated = overstatement_of(clause) if on_subject else _overstatement(claim, focus.window)
         if overstated and on_subject and lexical.negated_only_by_never(claim) and not lexical.negated(clause):
             # "never" against "rarely": an overstatement, not a denial
             return result(Verdict.partially_supported, 0.6 + 0.1 * strength, "absolute",
@@ -849,9 +852,7 @@ class OfflineJudge:
         def weak_support(confidence: float, reason: str) -> _Assessment:
             # A weak overlap is read for overstatement too ("überall" against "in den meisten
             # Gemeinden", "always" against a plain finding): the cue-reading above ran on-subject only.
-            over = overstated or _overstatement(claim, focus.window, clause)
-            added = None if over else _generalisation(claim, ranked, kinds=("a cause", "a scope", "a permanence"))
-            over = over or (f"{added[0]} “{added[1]}” no sentence read states" if added else None)
+            over = overstated or overstatement_of(clause)
             if over:
                 return result(Verdict.partially_supported, 0.45, "absolute",
                               f"the claim overstates the source ({over}); few of its key terms shared, check it")
@@ -1116,8 +1117,7 @@ def _compare_figures(claim: str, claim_lang: str, focus: _Sentence, context: str
     for q in claimed:
         same_unit = [s for s in nearby if _family(s.unit) == _family(q.unit)]
         matches = [s for s in stated if (lexical.same_value(q, s) and _units_agree(q, s)
-                                         and not _bound_met_by_another_kind(q, s)
-                                         and not _bound_met_by_a_count(q, s)) or _same_converted(q, s)]
+                                         and not _bound_met_by_another_kind(q, s)) or _same_converted(q, s)]
         if q.unit and same_unit and all(s.unit is None for s in matches):
             matches = []  # "um 16 km/h" is not met by "16 streets" where the sentence says "6,1 km/h"
         if matches or _derived(q, nearby, _ratio_sides(claim, claim_lang, focus.text, focus.lang)
@@ -1430,11 +1430,12 @@ def _group_after(segment: str, q: lexical.Quantity, lang: str) -> frozenset[str]
 
 
 def _bound_met_by_another_kind(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
-    """Whether a bare bound of the claim ("more than 2,000 adults") would be met only by a figure
-    of another kind: one that measures something else ("£4,800") or a year ("2022"). A bound is
-    read against figures of its kind."""
+    """Whether a bare bound of the claim ("more than 2,000 adults", "R² above 0.95") would be met
+    only by a figure of another kind: one that measures something else ("£4,800"), a year
+    ("2022"), or, for a bound on a fraction below 1, a count or any figure from 1 up (any "9" of
+    the source is above 0.95). A bound is read against figures of its kind."""
     return (claimed.bound in ("min", "max") and claimed.unit is None and stated.value != claimed.value
-            and (stated.unit is not None or stated.weak))
+            and (stated.unit is not None or stated.weak or claimed.value < 1 <= stated.value))
 
 
 def _bound_count_unmet(claim: str, claim_lang: str, focus: _Sentence) -> str | None:
@@ -1447,15 +1448,6 @@ def _bound_count_unmet(claim: str, claim_lang: str, focus: _Sentence) -> str | N
                 lexical.same_value(q, s) for s in stated):
             return q.text
     return None
-
-
-def _bound_met_by_a_count(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
-    """Whether a bare bound of the claim on a fraction below 1 ("R² above 0.95") would be met only
-    by a figure from 1 up: a count or a measure of another kind (any "9" of the source is above
-    0.95), not another value of a correlation or a share written as 0.85."""
-    if claimed.bound not in ("min", "max") or stated.value == claimed.value or claimed.unit is not None:
-        return False
-    return claimed.value < 1 <= stated.value
 
 
 def _units_agree(claimed: lexical.Quantity, stated: lexical.Quantity) -> bool:
@@ -1648,8 +1640,9 @@ def _direction_subjects(text: str, axis: str) -> list[tuple[int, dict[str, float
     spans = lexical.word_spans(text)
     at = [next((i for i, (start, _) in enumerate(spans) if start >= pos), len(spans)) for pos, _ in found]
     subjects: list[dict[str, float]] = [{} for _ in found]
+    cues = set(at)
     for i, (_, word) in enumerate(spans):
-        if i in at:
+        if i in cues:
             continue
         nearest = min(range(len(at)), key=lambda k: abs(at[k] - i))
         for stem in _stems(word, lang):
