@@ -10,10 +10,11 @@ from __future__ import annotations
 import dramatiq
 from periodiq import cron
 
-from analysis.pipeline import parsing, analyze as pipeline, uploads
+from analysis.pipeline.intake import parsing, uploads
+from analysis.pipeline import analyze as pipeline
 from analysis.queue import sweepers, userqueue
 from analysis.pipeline.analyze import ProviderBusy
-from analysis.pipeline.judges import ProviderBadResponse, ProviderUnavailable
+from analysis.pipeline.providers.errors import ProviderBadResponse, ProviderUnavailable
 
 #: Provider trouble is retried with backoff; anything else is a bug and dead-letters
 #: after the retries too (the stall sweeper re-sends or fails the job).

@@ -1,7 +1,7 @@
 """What may cross into citeq from outside: bounded ids and checked strings, in one place.
 
 HTTP bodies and paths, the CLI's arguments and the Python API (:func:`analysis.queue.userqueue.admit`,
-:func:`analysis.pipeline.uploads.stage_upload`, :func:`analysis.surface.accounts.create`) all validate their
+:func:`analysis.pipeline.intake.uploads.stage_upload`, :func:`analysis.surface.accounts.create`) all validate their
 inputs with the types below, so each limit is written once and every entry point refuses
 the same input with the same typed error (:class:`InvalidInput`, code ``invalid_request``).
 

@@ -30,7 +30,7 @@ from rich.text import Text
 
 from broker.settings import EnvSettings, env_field
 
-from analysis.pipeline.judges import judge_from_env, register_judge_factory
+from analysis.pipeline.judging.registry import judge_from_env, register_judge_factory
 from analysis.queue.jobs import ACTIVE, TERMINAL, JobStatus
 from analysis.surface import terminal
 

@@ -1,4 +1,4 @@
-"""Uploads from the command line and the demo, on top of the pipeline's ``analysis.pipeline.uploads``."""
+"""Uploads from the command line and the demo, on top of the pipeline's ``analysis.pipeline.intake.uploads``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class UploadFailed(RuntimeError):
 
 def guess_kind(path: Path) -> str:
     """A file named ``thesis*`` is a thesis; anything else a source."""
-    from analysis.pipeline import uploads
+    from analysis.pipeline.intake import uploads
 
     return uploads.guess_kind(path.name)
 
@@ -26,7 +26,7 @@ def upload_files(broker, user_id: int, files, *, kind: str | None = None, sessio
 
     Raises :class:`analysis.errors.AnalysisError` (an upload limit) or OSError (a file).
     """
-    from analysis.pipeline import uploads
+    from analysis.pipeline.intake import uploads
 
     paths = [Path(f) for f in files]
     staged = uploads.stage_upload(user_id, [

@@ -28,8 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis.pipeline import judges, lexical  # noqa: E402
-from analysis.pipeline.judges import CONFIDENCE_BANDS, OfflineJudge, Verdict, confidence_band  # noqa: E402
+from analysis.pipeline.judging import scoring  # noqa: E402
+from analysis.pipeline.judging import lexical
+from analysis.pipeline.judging.verdicts import CONFIDENCE_BANDS, Verdict, confidence_band  # noqa: E402
+from analysis.pipeline.judging.offline import OfflineJudge
 from tests.judge_cases import CASES, VERDICTS, evaluate, load_cases  # noqa: E402
 
 def _pct(x: float | None) -> str:
@@ -75,7 +77,7 @@ def unit_corpus() -> None:
             print(f"  band {name} [{low}, {high}): {counts['right']}/{total} right")
     rounds, start = 10, time.perf_counter()
     for _ in range(rounds):
-        judges._stems.cache_clear()
+        scoring.stems_of.cache_clear()
         lexical.stem.cache_clear()
         lexical.is_cue.cache_clear()
         lexical.similarity.cache_clear()

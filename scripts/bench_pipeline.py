@@ -7,7 +7,7 @@ Figures, all on this machine in one run:
 
 * parse throughput on the sample PDFs: text extraction and passage splitting alone
   (pypdf + chunking, in process), and the whole parse step (staged bytes in Postgres →
-  documents, pages, chunks, session links; ``analysis.pipeline.parsing.parse_job`` in process),
+  documents, pages, chunks, session links; ``analysis.pipeline.intake.parsing.parse_job`` in process),
   in MB/s and pages/s;
 * citations judged per second with the offline judge on 1 and 2 real worker processes
   (``dramatiq actors``, 4 threads each): --users users each analyse both sample theses
@@ -46,7 +46,7 @@ def say(msg: str) -> None:
 
 
 def uploads_of(names, kind="source"):
-    from analysis.pipeline.uploads import UploadFile
+    from analysis.pipeline.intake.uploads import UploadFile
 
     return [UploadFile(filename=n, data=(SAMPLES / n).read_bytes(), kind=kind) for n in names]
 
@@ -55,8 +55,8 @@ def uploads_of(names, kind="source"):
 
 
 def bench_extraction(rounds: int) -> tuple[float, float]:
-    from analysis.pipeline.chunking import split_passages
-    from analysis.pipeline.readers import extract_pages
+    from analysis.pipeline.retrieval.chunking import split_passages
+    from analysis.pipeline.documents.readers import extract_pages
 
     pdfs = [p for p in sorted(SAMPLES.glob("*.pdf"))]
     data = [(p.name, p.read_bytes()) for p in pdfs]
@@ -73,7 +73,7 @@ def bench_extraction(rounds: int) -> tuple[float, float]:
 
 
 def bench_parse_step(url: str, rounds: int) -> tuple[float, float]:
-    from analysis.pipeline import parsing, uploads
+    from analysis.pipeline.intake import parsing, uploads
 
     pdfs = [p.name for p in sorted(SAMPLES.glob("*.pdf"))]
     sql(url, "INSERT INTO accounts (user_id, credits) VALUES (0, 0)")
@@ -101,7 +101,7 @@ def pipeline_workers(url: str, processes: int, threads: int) -> Workers:
 
 def given_corpora(url: str, users: range) -> dict[int, tuple[list[int], list[int]]]:
     """Each user uploads and parses the sample corpus (in process): (thesis ids, source ids)."""
-    from analysis.pipeline import parsing, uploads
+    from analysis.pipeline.intake import parsing, uploads
 
     corpora = {}
     for user in users:
@@ -150,7 +150,7 @@ def bench_judging(url: str, corpora, processes: int) -> tuple[int, float, float]
 def bench_cache(url: str, session_id: int, user_id: int, rounds: int) -> tuple[float, float]:
     import dramatiq
 
-    from analysis.pipeline.sources import SourceStore
+    from analysis.pipeline.retrieval.sources import SourceStore
 
     store = SourceStore(dramatiq.get_broker())
     store.index(user_id, session_id)

@@ -18,10 +18,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis.pipeline.chunking import split_passages  # noqa: E402
-from analysis.pipeline.document import Page, normalize_text  # noqa: E402
-from analysis.pipeline.pdftext import open_pdf  # noqa: E402
-from analysis.pipeline.readers import extract_pages  # noqa: E402
+from analysis.pipeline.retrieval.chunking import split_passages  # noqa: E402
+from analysis.pipeline.documents.document import Page, normalize_text  # noqa: E402
+from analysis.pipeline.documents.pdftext import open_pdf  # noqa: E402
+from analysis.pipeline.documents.readers import extract_pages  # noqa: E402
 
 
 def main() -> None:

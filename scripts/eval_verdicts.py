@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 VERDICTS = ["supported", "partially_supported", "not_supported", "uncertain", "source_missing"]
-#: Confidence bands [low, high) used unless analysis.pipeline.judges exports CONFIDENCE_BANDS.
+#: Confidence bands [low, high) used unless analysis.pipeline.judging.verdicts exports CONFIDENCE_BANDS.
 DEFAULT_BANDS = [(0.0, 0.5), (0.5, 0.75), (0.75, 1.0001)]
 #: How much of a planted claim's words a reported claim must hold to be its match.
 CLAIM_MATCH = 0.5
@@ -295,11 +295,11 @@ def reason_kind(rationale: str | None) -> str | None:
 def bands() -> list[tuple[float, float]]:
     """The judge module's own confidence bands when it exports them, else the defaults."""
     try:
-        from analysis.pipeline import judges
+        from analysis.pipeline.judging import verdicts
 
-        exported = getattr(judges, "CONFIDENCE_BANDS", None)
+        exported = getattr(verdicts, "CONFIDENCE_BANDS", None)
         if exported:
-            # (low, high) or (name, low, high), as analysis.pipeline.judges.CONFIDENCE_BANDS has it; the
+            # (low, high) or (name, low, high), as analysis.pipeline.judging.verdicts.CONFIDENCE_BANDS has it; the
             # last band includes 1
             found = [(float(band[-2]), float(band[-1])) for band in exported]
             return found[:-1] + [(found[-1][0], max(found[-1][1], 1.0001))]
@@ -546,7 +546,7 @@ def run_pipeline(theses: list[Thesis], *, judge: str | None, timeout: float, thr
         os.environ["CITEQ_JUDGE"] = judge
     migrate(url)
     import actors
-    from analysis.pipeline import uploads
+    from analysis.pipeline.intake import uploads
     from analysis.queue import userqueue
     from analysis.surface import accounts, views
     from citeq import uploading

@@ -30,8 +30,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis.pipeline import lexical  # noqa: E402
-from analysis.pipeline.judges import _COMPARISON, OfflineJudge, Verdict, _Scorer, _sentences  # noqa: E402
+from analysis.pipeline.judging import lexical  # noqa: E402
+from analysis.pipeline.judging.wording import COMPARISON as _COMPARISON  # noqa: E402
+from analysis.pipeline.judging.offline import OfflineJudge
+from analysis.pipeline.judging.verdicts import Verdict
+from analysis.pipeline.judging.scoring import Scorer as _Scorer, split_sentences as _sentences
 from tests.judge_cases import CASES, HELDOUT, load_cases  # noqa: E402
 
 FEATURES = ("coverage", "window", "next_sentence", "anywhere", "exact", "terms", "figures", "directions",

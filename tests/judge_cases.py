@@ -17,8 +17,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.pipeline.judges import CONFIDENCE_BANDS, OfflineJudge, Verdict, confidence_band
-from analysis.pipeline.retrieval import Hit
+from analysis.pipeline.judging.verdicts import CONFIDENCE_BANDS, Verdict, confidence_band
+from analysis.pipeline.judging.offline import OfflineJudge
+from analysis.pipeline.retrieval.index import Hit
 
 CASES = Path(__file__).resolve().parent / "data" / "judge_cases.jsonl"
 #: Held-out batches in the same format, each written and measured before any judge change made

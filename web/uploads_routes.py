@@ -8,7 +8,7 @@ reserved for this upload until it is staged or fails (``uploads.reserve``), so c
 uploads of one user are refused before their bodies too. While the body streams in, each file part
 goes to a temporary file and is refused the moment it passes the per-file cap or the
 upload passes the staged-bytes room (web/multipart.py); then the files are streamed to
-PostgreSQL a chunk at a time (analysis/pipeline/uploads.py). The process never holds a whole file.
+PostgreSQL a chunk at a time (analysis/pipeline/intake/uploads.py). The process never holds a whole file.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from analysis import inputs
-from analysis.pipeline import uploads
+from analysis.pipeline.intake import uploads
 from analysis.pipeline.citations import is_valid_doi
 from analysis.settings import PipelineSettings
 

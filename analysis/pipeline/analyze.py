@@ -17,7 +17,7 @@ re-delivered judge message finds the verdict written and does nothing. A delta r
 judges only citations whose claim text or cited source (by content hash) changed since
 its base job and copies the other verdicts.
 
-Retrieval takes ``passages_per_claim`` passages (default 3; see analysis/pipeline/retrieval.py for
+Retrieval takes ``passages_per_claim`` passages (default 3; see analysis/pipeline/retrieval/index.py for
 why three) of the cited source for a provider judge, and at least `OFFLINE_PASSAGES` for the
 offline judge, which costs no tokens. It is hybrid — BM25 and vector ranks fused — when an
 embedding provider is configured (CITEQ_EMBEDDINGS_MODEL) and the source's chunks carry
@@ -38,18 +38,20 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from analysis import db, messages
-from analysis.pipeline import budget
+from analysis.pipeline.providers import budget
 from analysis.pipeline.citations import Citation, SourceInfo, SourceMatch, extract_citations, resolve_sources
-from analysis.pipeline.readers import stored_document
+from analysis.pipeline.documents.readers import stored_document
 from analysis.queue.jobs import Job, Outcome
-from analysis.pipeline.embeddings import OpenAIEmbedder, embedder_for
-from analysis.pipeline.judges import (Judge, Judgement, OfflineJudge, ProviderError, ProviderPermanentError,
-                                     ProviderRateLimited, ProviderRejected, Verdict, judge_factory, judge_from_env,
-                                     source_missing_judgement)
-from analysis.pipeline.pdftext import Page
-from analysis.pipeline.retrieval import FUSION_DEPTH, Hit, fuse_ranks
+from analysis.pipeline.retrieval.embeddings import OpenAIEmbedder, embedder_for
+from analysis.pipeline.judging.offline import OfflineJudge
+from analysis.pipeline.judging.registry import judge_factory, judge_from_env
+from analysis.pipeline.judging.verdicts import Judge, Judgement, Verdict, source_missing_judgement
+from analysis.pipeline.providers.errors import (ProviderError, ProviderPermanentError, ProviderRateLimited,
+                                                ProviderRejected)
+from analysis.pipeline.documents.pdftext import Page
+from analysis.pipeline.retrieval.index import FUSION_DEPTH, Hit, fuse_ranks
 from analysis.settings import PipelineSettings, QueueSettings
-from analysis.pipeline.sources import SourceStore, document_index, store_for
+from analysis.pipeline.retrieval.sources import SourceStore, document_index, store_for
 
 logger = logging.getLogger(__name__)
 

@@ -12,12 +12,12 @@ import logging
 from datetime import datetime, timezone
 
 from analysis import db, messages
-from analysis.pipeline import parsing
+from analysis.pipeline.intake import parsing
 from analysis.queue.jobs import WORKER_LOST, JobStatus
 from analysis.pipeline.analyze import JUDGE_ACTOR
 from analysis.surface.ratelimits import PostgresRateLimiterBackend
 from analysis.settings import PipelineSettings, QueueSettings
-from analysis.pipeline.uploads import PARSE_ACTOR
+from analysis.pipeline.intake.uploads import PARSE_ACTOR
 from analysis.queue import userqueue
 from analysis.queue.userqueue import PROMOTE_ACTOR, complete_job
 

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pydantic import BaseModel, Field, computed_field, field_serializer
 
 from analysis import db
-from analysis.pipeline.judges import Verdict
+from analysis.pipeline.judging.verdicts import Verdict
 from analysis.surface import terminal
 
 #: How each verdict reads to a person, in the order counts and filters show them.

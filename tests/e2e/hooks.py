@@ -23,7 +23,8 @@ import time
 import psycopg2
 
 from analysis.errors import TransientReleaseError
-from analysis.pipeline.judges import OfflineJudge, register_judge_factory
+from analysis.pipeline.judging.offline import OfflineJudge
+from analysis.pipeline.judging.registry import register_judge_factory
 from analysis.queue import userqueue
 
 #: The names this module registers its work, release check and judge under.

@@ -9,7 +9,8 @@ import signal
 
 import pytest
 
-from analysis.pipeline import sources, uploads
+from analysis.pipeline.retrieval import sources
+from analysis.pipeline.intake import uploads
 from analysis.queue import userqueue
 from tests.conftest import query
 from tests.e2e import hooks

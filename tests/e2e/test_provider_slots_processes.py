@@ -13,7 +13,7 @@ import signal
 
 import pytest
 
-from analysis.pipeline import uploads
+from analysis.pipeline.intake import uploads
 from analysis.queue import userqueue
 from tests.conftest import query
 from tests.faults import harness
@@ -61,7 +61,7 @@ def test_slots_of_a_worker_killed_mid_judging_come_free_and_the_job_finishes(pro
 
 
 def test_a_worker_process_stops_a_document_over_its_cpu_budget_and_parses_the_rest(processes, conn):
-    from analysis.pipeline.uploads import UploadFile
+    from analysis.pipeline.intake.uploads import UploadFile
     from tests.hostile_pdfs import shared_stream_pdf, text_pdf
 
     processes.env["CITEQ_PARSE_CPU_SECONDS"] = "1"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import psycopg2.extensions
 
-from analysis.pipeline import uploads
+from analysis.pipeline.intake import uploads
 from analysis.queue import userqueue
 from tests.conftest import query, wait_for
 from tests.fakes.openai_server import FakeChatServer, default_rule

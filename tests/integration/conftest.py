@@ -120,7 +120,7 @@ THESES = ("thesis_retrieval_practice.pdf", "thesis_urban_heat.pdf")
 
 def sample_files(*names: str, kind: str = "source") -> list:
     """Sample files as uploads."""
-    from analysis.pipeline.uploads import UploadFile
+    from analysis.pipeline.intake.uploads import UploadFile
 
     return [UploadFile(filename=n, data=(SAMPLES / n).read_bytes(), kind=kind) for n in names]
 

@@ -176,7 +176,7 @@ def test_admit_refuses_a_user_id_beyond_bigint(queue_broker, alice):
 
 
 def test_stage_upload_refuses_bad_names_with_a_typed_error(queue_broker, alice, conn):
-    from analysis.pipeline import uploads
+    from analysis.pipeline.intake import uploads
 
     for name in ["a\x00.txt", "\udcff.txt", "x" * 300]:
         with pytest.raises(InvalidInput):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.pipeline import uploads
-from analysis.pipeline.uploads import UploadFile
+from analysis.pipeline.intake import uploads
+from analysis.pipeline.intake.uploads import UploadFile
 from tests import documents
 from tests.conftest import query
 from tests.integration.conftest import documents_by_name, open_account, parse_done, running_worker, wait_for

@@ -4,9 +4,9 @@ without it; a write the database refuses fails its item instead of leaving it ru
 
 from __future__ import annotations
 
-from analysis.pipeline import parsing, uploads
+from analysis.pipeline.intake import parsing, uploads
 from analysis.settings import PipelineSettings
-from analysis.pipeline.uploads import UploadFile
+from analysis.pipeline.intake.uploads import UploadFile
 from tests.conftest import query
 from tests.hostile_pdfs import shared_stream_pdf, text_pdf
 from tests.integration.conftest import open_account, sample_files

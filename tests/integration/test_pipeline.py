@@ -9,12 +9,13 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from analysis.pipeline import parsing, analyze as pipeline, uploads
+from analysis.pipeline.intake import parsing, uploads
+from analysis.pipeline import analyze as pipeline
 from analysis.queue import sweepers, userqueue
-from analysis.pipeline.judges import Verdict
+from analysis.pipeline.judging.verdicts import Verdict
 from analysis.settings import PipelineSettings
-from analysis.pipeline.sources import SourceStore
-from analysis.pipeline.uploads import UploadFile
+from analysis.pipeline.retrieval.sources import SourceStore
+from analysis.pipeline.intake.uploads import UploadFile
 from tests.conftest import query
 from tests.integration.conftest import (
     BAD_PDFS, SAMPLES, THESES, corpus_upload, documents_by_name, job_status, open_account, parse_done,
@@ -285,7 +286,7 @@ def test_duplicate_deliveries_judge_once_and_complete_the_job_exactly_once(queue
 
 
 def test_delta_recheck_judges_only_changed_claims_and_sources(queue_broker, conn):
-    from analysis.pipeline.readers import extract_pages
+    from analysis.pipeline.documents.readers import extract_pages
 
     pages = extract_pages((SAMPLES / "thesis_retrieval_practice.pdf").read_bytes(), "t.pdf")
     revised = "\f".join(p.text for p in pages).replace("14 percentage points", "15 percentage points")

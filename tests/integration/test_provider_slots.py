@@ -4,8 +4,9 @@ slot taken hands its citation to a later message without burning a retry."""
 
 from __future__ import annotations
 
-from analysis.pipeline import budget, analyze as pipeline
-from analysis.pipeline.judges import OpenAIJudge
+from analysis.pipeline.providers import budget
+from analysis.pipeline import analyze as pipeline
+from analysis.pipeline.judging.llm import OpenAIJudge
 from analysis.queue import userqueue
 from analysis.settings import PipelineSettings
 from tests.conftest import query

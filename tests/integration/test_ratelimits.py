@@ -7,10 +7,12 @@ import threading
 import pytest
 from dramatiq.rate_limits import ConcurrentRateLimiter, WindowRateLimiter
 
-from analysis.pipeline import budget, analyze as pipeline
-from analysis.pipeline.judges import OpenAIJudge, Verdict
+from analysis.pipeline.providers import budget
+from analysis.pipeline import analyze as pipeline
+from analysis.pipeline.judging.llm import OpenAIJudge
+from analysis.pipeline.judging.verdicts import Verdict
 from analysis.surface.ratelimits import PostgresRateLimiterBackend
-from analysis.pipeline.retrieval import Hit
+from analysis.pipeline.retrieval.index import Hit
 from analysis.settings import PipelineSettings
 from tests.conftest import query
 from tests.fakes.openai_server import FakeChatServer

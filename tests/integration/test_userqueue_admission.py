@@ -10,8 +10,8 @@ import psycopg2
 import pytest
 
 from analysis import errors
-from analysis.pipeline import budget
-from analysis.pipeline.uploads import ParseItemStatus, ParseJobStatus
+from analysis.pipeline.providers import budget
+from analysis.pipeline.intake.uploads import ParseItemStatus, ParseJobStatus
 from analysis.queue import userqueue
 from analysis.queue.jobs import HELD_RUN_TRANSITIONS, TRANSITIONS, HeldRunStatus, JobEvent, JobStatus
 from analysis.settings import QueueSettings

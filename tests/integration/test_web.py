@@ -13,7 +13,7 @@ from tests.integration.conftest import add_documents
 from web.app import create_app
 from web.settings import WebSettings
 
-HAS_UPLOADS = importlib.util.find_spec("analysis.pipeline.uploads") is not None
+HAS_UPLOADS = importlib.util.find_spec("analysis.pipeline.intake.uploads") is not None
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_a_foreign_token_gets_404_and_no_data_on_every_route_with_an_id(client, 
     assert query(conn, "SELECT status::text FROM analysis_jobs WHERE id = %s", queued["id"])[0][0] == "queued"
 
 
-@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.pipeline.uploads) is not installed")
+@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.pipeline.intake.uploads) is not installed")
 def test_a_foreign_token_gets_404_for_an_upload(client, alice, bob):
     r = client.post("/api/uploads", files=[("files", ("thesis_a.pdf", b"%PDF-1.4 x", "application/pdf"))],
                     headers=alice.auth)
@@ -280,7 +280,7 @@ def test_operator_routes_queues_workers_dead_letters(client, ops, alice, conn):
 # -- uploads -------------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.pipeline.uploads) is not installed")
+@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.pipeline.intake.uploads) is not installed")
 def test_upload_answers_202_with_the_job_to_poll(client, alice):
     thesis = (ROOT / "sample_data" / "thesis_urban_heat.pdf").read_bytes()
     r = client.post("/api/uploads", files=[("files", ("thesis_urban_heat.pdf", thesis, "application/pdf")),
@@ -294,7 +294,7 @@ def test_upload_answers_202_with_the_job_to_poll(client, alice):
     assert client.get("/api/uploads/999999", headers=alice.auth).status_code == 404
 
 
-@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.pipeline.uploads) is not installed")
+@pytest.mark.skipif(not HAS_UPLOADS, reason="the parsing pipeline (analysis.pipeline.intake.uploads) is not installed")
 def test_upload_refusals(client, alice, conn):
     r = client.post("/api/uploads", json={"files": []}, headers=alice.auth)
     assert (r.status_code, r.json()["error"]["code"]) == (415, "unsupported_media_type")

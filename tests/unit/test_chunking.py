@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.pipeline.chunking import sentence_spans, split_passages, split_sentences
-from analysis.pipeline.pdftext import Page
-from analysis.pipeline.readers import extract_pages
+from analysis.pipeline.retrieval.chunking import sentence_spans, split_passages, split_sentences
+from analysis.pipeline.documents.pdftext import Page
+from analysis.pipeline.documents.readers import extract_pages
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 

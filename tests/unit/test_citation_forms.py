@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.pipeline.citations import (SourceInfo, extract_citations, is_reference_heading, normalize_doi,
-                                resolve_sources)
-from analysis.pipeline.readers import extract_document
+from analysis.pipeline.citations import SourceInfo, extract_citations, normalize_doi, resolve_sources
+from analysis.pipeline.documents.headings import is_reference_heading
+from analysis.pipeline.documents.readers import extract_document
 
 REFERENCES = """
 References

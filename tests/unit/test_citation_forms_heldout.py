@@ -6,7 +6,7 @@ words are in its subtitle, and a title match that must be the source's own title
 from __future__ import annotations
 
 from analysis.pipeline.citations import SourceInfo, extract_citations, resolve_sources
-from analysis.pipeline.readers import extract_document
+from analysis.pipeline.documents.readers import extract_document
 
 
 def first_match(body: str, *sources: SourceInfo):
@@ -141,7 +141,7 @@ def test_an_apa_description_in_brackets_is_not_part_of_the_title():
 
 
 def test_reference_headings_that_join_two_names_or_spell_bibliography_the_german_way():
-    from analysis.pipeline.headings import is_reference_heading
+    from analysis.pipeline.documents.headings import is_reference_heading
 
     for heading in ("Literatur- und Quellenverzeichnis", "Quellen- und Literaturverzeichnis", "Bibliographie",
                     "6 Quellen und Literatur", "References and Notes", "Sources and Bibliography"):
@@ -189,7 +189,7 @@ def test_an_undated_entry_of_a_body_after_a_dated_one_is_an_entry_of_its_own():
 
 
 def test_headings_naming_the_literature_cited():
-    from analysis.pipeline.headings import is_reference_heading
+    from analysis.pipeline.documents.headings import is_reference_heading
 
     for heading in ("Verzeichnis der zitierten Literatur", "Verwendete Literatur", "Sources Consulted"):
         assert is_reference_heading(heading), heading

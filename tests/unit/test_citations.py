@@ -14,7 +14,7 @@ from analysis.pipeline.citations import (
     match_sources,
     parse_references,
 )
-from analysis.pipeline.readers import extract_pages
+from analysis.pipeline.documents.readers import extract_pages
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 

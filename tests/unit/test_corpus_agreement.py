@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis.pipeline.chunking import split_passages
+from analysis.pipeline.retrieval.chunking import split_passages
 from analysis.pipeline.citations import Citation, SourceInfo, extract_citations, match_sources
-from analysis.pipeline.judges import OfflineJudge, Verdict, source_missing_judgement
-from analysis.pipeline.readers import extract_pages
-from analysis.pipeline.retrieval import PassageIndex
+from analysis.pipeline.judging.offline import OfflineJudge
+from analysis.pipeline.judging.verdicts import Verdict, source_missing_judgement
+from analysis.pipeline.documents.readers import extract_pages
+from analysis.pipeline.retrieval.index import PassageIndex
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 MIN_AGREEMENT = 0.75

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.pipeline.embeddings import OpenAIEmbedder, embedder_from_env
-from analysis.pipeline.judges import (ProviderAuthFailed, ProviderBadResponse, ProviderModelNotFound, ProviderRateLimited,
-                             ProviderUnavailable)
-from analysis.pipeline.retrieval import PassageIndex, PassageRecord
+from analysis.pipeline.retrieval.embeddings import OpenAIEmbedder, embedder_from_env
+from analysis.pipeline.providers.errors import (ProviderAuthFailed, ProviderBadResponse, ProviderModelNotFound,
+                                                ProviderRateLimited, ProviderUnavailable)
+from analysis.pipeline.retrieval.index import PassageIndex, PassageRecord
 from tests.fakes.openai_server import EMBEDDING_DIM, FakeChatServer, fake_embedding
 
 

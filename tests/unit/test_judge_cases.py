@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.pipeline.judges import CONFIDENCE_BANDS
+from analysis.pipeline.judging.verdicts import CONFIDENCE_BANDS
 from tests.judge_cases import evaluate, load_cases
 
 #: Floors, just below the figures of the judge when they were set (87.7 % decided right,

@@ -11,23 +11,14 @@ import pytest
 
 import httpx
 
-from analysis.pipeline.judges import (
-    Judgement,
-    OfflineJudge,
-    OpenAIJudge,
-    ProviderAuthFailed,
-    ProviderModelNotFound,
-    ProviderPermanentError,
-    ProviderRateLimited,
-    ProviderRejected,
-    ProviderUnavailable,
-    Verdict,
-    judge_from_env,
-    parse_retry_after,
-    redact,
-    source_missing_judgement,
-)
-from analysis.pipeline.retrieval import Hit
+from analysis.pipeline.judging.llm import OpenAIJudge
+from analysis.pipeline.judging.offline import OfflineJudge
+from analysis.pipeline.judging.registry import judge_from_env
+from analysis.pipeline.judging.verdicts import Judgement, Verdict, source_missing_judgement
+from analysis.pipeline.providers.client import parse_retry_after, redact
+from analysis.pipeline.providers.errors import (ProviderAuthFailed, ProviderModelNotFound, ProviderPermanentError,
+                                                ProviderRateLimited, ProviderRejected, ProviderUnavailable)
+from analysis.pipeline.retrieval.index import Hit
 
 
 def _hits(*texts: str) -> list[Hit]:

@@ -11,8 +11,9 @@ written for each rule:
 
 from __future__ import annotations
 
-from analysis.pipeline.judges import OfflineJudge, Verdict
-from analysis.pipeline.retrieval import Hit
+from analysis.pipeline.judging.offline import OfflineJudge
+from analysis.pipeline.judging.verdicts import Verdict
+from analysis.pipeline.retrieval.index import Hit
 
 S, P, N, U = Verdict.supported, Verdict.partially_supported, Verdict.not_supported, Verdict.uncertain
 

@@ -17,8 +17,9 @@ sentences written for each rule:
 
 from __future__ import annotations
 
-from analysis.pipeline.judges import OfflineJudge, Verdict
-from analysis.pipeline.retrieval import Hit
+from analysis.pipeline.judging.offline import OfflineJudge
+from analysis.pipeline.judging.verdicts import Verdict
+from analysis.pipeline.retrieval.index import Hit
 
 S, P, N, U = Verdict.supported, Verdict.partially_supported, Verdict.not_supported, Verdict.uncertain
 
@@ -152,7 +153,7 @@ def test_what_others_are_said_to_find_does_not_back_a_plain_finding() -> None:
 
 
 def test_two_directions_in_another_word_order_are_read_by_what_each_is_said_of() -> None:
-    from analysis.pipeline.judges import _compare_directions
+    from analysis.pipeline.judging.directions import compare_directions as _compare_directions
 
     claim = "Hiring more night nurses shortened the response times on the wards."
     source = "The hospital shortened response times on its wards by hiring more night nurses."

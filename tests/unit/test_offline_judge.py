@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.pipeline import lexical
-from analysis.pipeline.judges import CONFIDENCE_BANDS, OfflineJudge, Verdict, confidence_band
-from analysis.pipeline.retrieval import Hit
+from analysis.pipeline.judging import lexical
+from analysis.pipeline.judging.verdicts import CONFIDENCE_BANDS, Verdict, confidence_band
+from analysis.pipeline.judging.offline import OfflineJudge
+from analysis.pipeline.retrieval.index import Hit
 
 S, P, N, U = Verdict.supported, Verdict.partially_supported, Verdict.not_supported, Verdict.uncertain
 
@@ -398,12 +399,12 @@ def test_judging_from_many_threads_at_once_gives_the_same_verdicts():
     # Worker threads share the process: stemming and the caches must not mix their words.
     import threading
 
-    from analysis.pipeline import judges
+    from analysis.pipeline.judging import scoring
 
-    judges._stems.cache_clear()
+    scoring.stems_of.cache_clear()
     lexical.stem.cache_clear()
     expected = [OfflineJudge().judge(c, p) for c, p, _ in ALL]
-    judges._stems.cache_clear()
+    scoring.stems_of.cache_clear()
     lexical.stem.cache_clear()
     results: dict[int, list] = {}
 

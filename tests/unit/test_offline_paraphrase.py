@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.pipeline import lexical
-from analysis.pipeline.judges import OfflineJudge, Verdict, confidence_band
-from analysis.pipeline.retrieval import Hit
+from analysis.pipeline.judging import lexical
+from analysis.pipeline.judging.offline import OfflineJudge
+from analysis.pipeline.judging.verdicts import Verdict, confidence_band
+from analysis.pipeline.retrieval.index import Hit
 
 S, P, N, U = Verdict.supported, Verdict.partially_supported, Verdict.not_supported, Verdict.uncertain
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader, PdfWriter
 
-from analysis.pipeline.pdftext import (
+from analysis.pipeline.documents.pdftext import (
     EmptyDocument,
     EncryptedDocument,
     MalformedDocument,
@@ -16,7 +16,7 @@ from analysis.pipeline.pdftext import (
     ParseError,
     UnsupportedFileType,
 )
-from analysis.pipeline.readers import extract_pages
+from analysis.pipeline.documents.readers import extract_pages
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_data"

@@ -7,9 +7,9 @@ import io
 
 import pytest
 
-from analysis.pipeline.document import Document, normalize_text
-from analysis.pipeline.pdftext import MalformedDocument, UnsupportedFileType
-from analysis.pipeline.readers import extract_document
+from analysis.pipeline.documents.document import Document, normalize_text
+from analysis.pipeline.documents.pdftext import MalformedDocument, UnsupportedFileType
+from analysis.pipeline.documents.readers import extract_document
 from tests import documents
 from tests.documents import PdfLine, make_pdf
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from analysis.pipeline.citations import SourceInfo, extract_citations, parse_references, resolve_sources
-from analysis.pipeline.readers import extract_document
+from analysis.pipeline.documents.readers import extract_document
 
 
 def _one(entry: str):

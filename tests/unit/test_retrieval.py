@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.pipeline.chunking import split_passages
-from analysis.pipeline.readers import extract_pages
-from analysis.pipeline.retrieval import DEFAULT_K, Hit, PassageIndex, PassageRecord, fuse_ranks, tokenize
+from analysis.pipeline.retrieval.chunking import split_passages
+from analysis.pipeline.documents.readers import extract_pages
+from analysis.pipeline.retrieval.index import DEFAULT_K, Hit, PassageIndex, PassageRecord, fuse_ranks, tokenize
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 SOURCES = [

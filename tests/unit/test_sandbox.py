@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from analysis.pipeline.cleantext import clean, clean_tree
-from analysis.pipeline.pdftext import MalformedDocument, Page
-from analysis.pipeline.readers import extract_pages
-from analysis.pipeline.sandbox import ResourceLimitExceeded, run_limited
+from analysis.pipeline.documents.cleantext import clean, clean_tree
+from analysis.pipeline.documents.pdftext import MalformedDocument, Page
+from analysis.pipeline.documents.readers import extract_pages
+from analysis.pipeline.documents.sandbox import ResourceLimitExceeded, run_limited
 from tests.hostile_pdfs import shared_stream_pdf, text_pdf
 
 BUDGET = {"cpu_seconds": 1, "memory_bytes": 512 << 20, "wall_seconds": 30}

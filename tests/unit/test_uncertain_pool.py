@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.pipeline.judges import OfflineJudge, Verdict
+from analysis.pipeline.judging.offline import OfflineJudge
+from analysis.pipeline.judging.verdicts import Verdict
 from tests.judge_cases import CASES, load_cases
 
 ROOT = Path(__file__).resolve().parents[2]

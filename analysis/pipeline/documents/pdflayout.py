@@ -21,7 +21,7 @@ we would still have to regroup. From the positions this reader
   is not plausible: the second part starts upper case ("Covid-/Pandemie"), the hyphenated
   spelling occurs elsewhere in the document, or the second part is a common compound
   part ("evidence-/based");
-* spells out ligatures (ﬁ ﬂ ﬀ ﬃ ﬄ) and drops soft hyphens (analysis.pipeline.document.normalize_text).
+* spells out ligatures (ﬁ ﬂ ﬀ ﬃ ﬄ) and drops soft hyphens (analysis.pipeline.documents.document.normalize_text).
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-from analysis.pipeline.document import (FOOTNOTE_MARK, Document, DocumentBuilder, Page, normalize_text, superscript_label,
+from analysis.pipeline.documents.document import (FOOTNOTE_MARK, Document, DocumentBuilder, Page, normalize_text, superscript_label,
                        superscript_marks)
-from analysis.pipeline.headings import is_reference_heading
-from analysis.pipeline.pdftext import EmptyDocument, MalformedDocument, NoExtractableText, open_pdf
+from analysis.pipeline.documents.headings import is_reference_heading
+from analysis.pipeline.documents.pdftext import EmptyDocument, MalformedDocument, NoExtractableText, open_pdf
 
 #: Second parts that make a compound, not a broken word: "evidence-based", "long-term".
 COMPOUND_PARTS = frozenset(

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from analysis.pipeline.pdftext import Page
+from analysis.pipeline.documents.pdftext import Page
 
 DEFAULT_TARGET_WORDS = 120
 DEFAULT_OVERLAP_WORDS = 20

@@ -1,6 +1,6 @@
 """One reader per format, each returning a `Document` (pages, headings, paragraphs,
-footnotes): PDF (analysis/pipeline/pdflayout.py), DOCX (analysis/pipeline/docxreader.py), Markdown and plain
-text (analysis/pipeline/plaintext.py).
+footnotes): PDF (analysis/pipeline/documents/pdflayout.py), DOCX (analysis/pipeline/documents/docxreader.py), Markdown and plain
+text (analysis/pipeline/documents/plaintext.py).
 
 `extract_document(data, filename)` is the one call the parse step makes; it picks the
 reader by the PDF magic bytes first and the file's suffix second, and raises a
@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from analysis.pipeline.document import Document, Page, normalize_text
-from analysis.pipeline.pdftext import (PDF_MAGIC, EmptyDocument, MalformedDocument, UnsupportedFileType, decode_text)
-from analysis.pipeline.plaintext import markdown_document, text_document
+from analysis.pipeline.documents.document import Document, Page, normalize_text
+from analysis.pipeline.documents.pdftext import (PDF_MAGIC, EmptyDocument, MalformedDocument, UnsupportedFileType, decode_text)
+from analysis.pipeline.documents.plaintext import markdown_document, text_document
 
 TEXT_SUFFIXES = frozenset({".txt", ".text"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
@@ -30,13 +30,13 @@ def extract_document(data: bytes, filename: str) -> Document:
         raise EmptyDocument(f"{filename} is empty (0 bytes).")
     suffix = PurePath(filename).suffix.lower()
     if PDF_MAGIC in data[:1024]:
-        from analysis.pipeline.pdflayout import read_pdf
+        from analysis.pipeline.documents.pdflayout import read_pdf
 
         return read_pdf(data, filename)
     if suffix == ".pdf":
         raise MalformedDocument(f"{filename} is named .pdf but is not a PDF (no %PDF- header).")
     if suffix in DOCX_SUFFIXES:
-        from analysis.pipeline.docxreader import read_docx
+        from analysis.pipeline.documents.docxreader import read_docx
 
         return read_docx(data, filename)
     if suffix in MARKDOWN_SUFFIXES:

@@ -15,8 +15,8 @@ import io
 import re
 import zipfile
 
-from analysis.pipeline.document import Document, DocumentBuilder, Page, normalize_text
-from analysis.pipeline.pdftext import EmptyDocument, MalformedDocument
+from analysis.pipeline.documents.document import Document, DocumentBuilder, Page, normalize_text
+from analysis.pipeline.documents.pdftext import EmptyDocument, MalformedDocument
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING_STYLE = re.compile(r"^(?:heading|überschrift|titre|kop)\s*(\d)$", re.I)

@@ -1,6 +1,6 @@
 """Turn uploaded bytes into numbered pages of plain text, and the errors of every reader.
 
-The readers themselves are in analysis/pipeline/readers.py (one per format: PDF, DOCX, Markdown,
+The readers themselves are in analysis/pipeline/documents/readers.py (one per format: PDF, DOCX, Markdown,
 plain text; `readers.extract_pages` is their pages alone). PDFs are opened with `pypdf`: pure
 Python, no system libraries (no poppler, no MuPDF), actively maintained, and it copes with
 the everyday damage of real-world PDFs when asked not to be strict.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 
-from analysis.pipeline.document import Page
+from analysis.pipeline.documents.document import Page
 
 
 #: The PDF header; the spec lets it start anywhere in the first 1024 bytes.

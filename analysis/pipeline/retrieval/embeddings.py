@@ -2,7 +2,7 @@
 
 Optional. Without ``CITEQ_EMBEDDINGS_MODEL`` there is no embedder and retrieval is BM25
 alone. With it, parsing embeds every chunk (stored in ``chunks.embedding``) and judging
-embeds the claim, so retrieval can fuse vector and BM25 ranks (analysis/pipeline/retrieval.py).
+embeds the claim, so retrieval can fuse vector and BM25 ranks (analysis/pipeline/retrieval/index.py).
 
 The endpoint is the judge's (``CITEQ_JUDGE_BASE_URL``, ``CITEQ_JUDGE_API_KEY``) unless
 ``CITEQ_EMBEDDINGS_BASE_URL`` names another: one provider is the usual deployment, and
@@ -19,9 +19,11 @@ from collections.abc import Mapping, Sequence
 import httpx
 from broker.settings import EnvSettings, env_field
 
-from analysis.pipeline.judges import JudgeSettings, OpenAICompatibleClient, ProviderBadResponse
+from analysis.pipeline.providers.settings import JudgeSettings
 
 #: Chunks per request. OpenAI accepts up to 2048 inputs; 64 passages of ~120 words keep a
+from analysis.pipeline.providers.client import OpenAICompatibleClient
+from analysis.pipeline.providers.errors import ProviderBadResponse
 #: request well under any provider's token limit per call and a failure cheap to lose.
 DEFAULT_BATCH = 64
 

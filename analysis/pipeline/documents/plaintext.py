@@ -2,15 +2,15 @@
 headings, paragraphs, footnotes): the formats whose structure is written in the text itself.
 
 Also the fallback of documents stored before their structure was (``stored_document`` in
-analysis/pipeline/readers.py) and of citation extraction from bare text.
+analysis/pipeline/documents/readers.py) and of citation extraction from bare text.
 """
 
 from __future__ import annotations
 
 import re
 
-from analysis.pipeline.document import Document, DocumentBuilder, Page
-from analysis.pipeline.headings import is_reference_heading
+from analysis.pipeline.documents.document import Document, DocumentBuilder, Page
+from analysis.pipeline.documents.headings import is_reference_heading
 
 _ATX = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _SETEXT = re.compile(r"^[ \t]{0,3}(=+|-+)[ \t]*$")

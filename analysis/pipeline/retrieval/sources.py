@@ -21,7 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from analysis import db
-from analysis.pipeline.retrieval import PassageIndex, PassageRecord
+from analysis.pipeline.retrieval.index import PassageIndex, PassageRecord
 from analysis.settings import PipelineSettings
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ BM25's top hit is a near-miss (an abstract or a summary restating the claim's
 words). More passages dilute a judge's attention and cost tokens; neighbouring
 passages already overlap, so a statement split by a cut is found whole.
 
-Hybrid retrieval (when chunks carry embeddings, see analysis/pipeline/embeddings.py) ranks the
+Hybrid retrieval (when chunks carry embeddings, see analysis/pipeline/retrieval/embeddings.py) ranks the
 cited source's passages twice — BM25 and cosine similarity to the claim's embedding —
 takes the best `FUSION_DEPTH` of each and fuses the two rankings (`fuse_ranks`): BM25
 catches exact terms and numbers, vectors catch paraphrase. The cosine ranking is done by

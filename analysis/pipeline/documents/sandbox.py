@@ -95,7 +95,7 @@ def _forkserver(modules: list[str]):
             _context = multiprocessing.get_context("forkserver")
             # Effective only before the fork server starts: the first caller's modules.
             # "__main__" imports the main module once there, not once per child.
-            _context.set_forkserver_preload(["__main__", "analysis.pipeline.sandbox", *modules])
+            _context.set_forkserver_preload(["__main__", "analysis.pipeline.documents.sandbox", *modules])
         return _context
 
 

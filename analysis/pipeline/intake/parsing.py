@@ -5,20 +5,20 @@ transaction, so a bad file fails only its item and a crash loses at most the ite
 hand. An item found ``running`` again was being parsed by a worker that died; after
 ``parse_max_attempts`` such starts it fails instead of killing the next worker too.
 
-A file is read by one call, :func:`analysis.pipeline.readers.extract_document` (one reader per
+A file is read by one call, :func:`analysis.pipeline.documents.readers.extract_document` (one reader per
 format: PDF, DOCX, Markdown, plain text), into a picklable `Document`: its pages are cut
-into passages by :mod:`analysis.pipeline.chunking` for retrieval, and its structure (headings,
+into passages by :mod:`analysis.pipeline.retrieval.chunking` for retrieval, and its structure (headings,
 paragraphs, footnotes) and metadata (PDF /Author, /Title, /CreationDate) are stored with
 the document, because citation extraction works from them.
 The reader runs in a child process under a CPU-time, memory and wall-clock budget
-(:mod:`analysis.pipeline.sandbox`; ``CITEQ_PARSE_CPU_SECONDS``, ``CITEQ_PARSE_MEMORY_MB``,
+(:mod:`analysis.pipeline.documents.sandbox`; ``CITEQ_PARSE_CPU_SECONDS``, ``CITEQ_PARSE_MEMORY_MB``,
 ``CITEQ_PARSE_WALL_SECONDS``): a document over budget fails its item with
 ``document_too_complex`` and the next item goes on. Its text then loses control characters
-(:mod:`analysis.pipeline.cleantext`), whichever reader produced it. A write the database refuses for a
+(:mod:`analysis.pipeline.documents.cleantext`), whichever reader produced it. A write the database refuses for a
 reason that retrying cannot fix fails the item (``document_not_stored``) instead of leaving
 it ``running`` to be retried.
 
-When an embedding provider is configured (analysis/pipeline/embeddings.py), the passages are
+When an embedding provider is configured (analysis/pipeline/retrieval/embeddings.py), the passages are
 embedded before their transaction — no network call holds a database transaction open.
 Embeddings only improve retrieval, so a provider failure never fails the item: its
 chunks are stored without embeddings and retrieval of that document is BM25 alone.
@@ -35,21 +35,21 @@ from collections.abc import Sequence
 import psycopg2
 
 from analysis import db, messages
-from analysis.pipeline.chunking import split_passages
+from analysis.pipeline.retrieval.chunking import split_passages
 from analysis.inputs import DOI_PATTERN
 from analysis.pipeline.citations import find_doi
-from analysis.pipeline.cleantext import clean_tree
-from analysis.pipeline.embeddings import embedder_for
-from analysis.pipeline.judges import ProviderError
-from analysis.pipeline.pdftext import ParseError
-from analysis.pipeline.readers import extract_document
-from analysis.pipeline.sandbox import ResourceLimitExceeded, SandboxError, run_limited
+from analysis.pipeline.documents.cleantext import clean_tree
+from analysis.pipeline.retrieval.embeddings import embedder_for
+from analysis.pipeline.providers.errors import ProviderError
+from analysis.pipeline.documents.pdftext import ParseError
+from analysis.pipeline.documents.readers import extract_document
+from analysis.pipeline.documents.sandbox import ResourceLimitExceeded, SandboxError, run_limited
 from analysis.settings import PipelineSettings
 
 logger = logging.getLogger(__name__)
 
 #: Imported once into the parse sandbox's fork server instead of once per document.
-READER_MODULES = ("pypdf", "docx", "analysis.pipeline.readers")
+READER_MODULES = ("pypdf", "docx", "analysis.pipeline.documents.readers")
 
 
 def parse_job(parse_job_id: int, *, broker=None, settings: PipelineSettings | None = None) -> str | None:
