@@ -4,7 +4,6 @@ judges they measure keep changing, the harness must keep measuring them."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -20,13 +19,9 @@ THESIS = ROOT / "eval" / "e05_meadows_txt"
 
 
 def harness():
-    """scripts/ is no package: load the harness by path (registered first, as dataclasses need)."""
-    if "eval_verdicts" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("eval_verdicts", ROOT / "scripts" / "eval_verdicts.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["eval_verdicts"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["eval_verdicts"]
+    from citeq.evaluation import harness as module
+
+    return module
 
 
 def is_ratio(value) -> bool:

@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
-from tests.conftest import ROOT
-
 
 def _load():
-    """scripts/ is no package: load the harness by path (registered first, as dataclasses need)."""
-    if "eval_verdicts" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("eval_verdicts", ROOT / "scripts" / "eval_verdicts.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["eval_verdicts"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["eval_verdicts"]
+    from citeq.evaluation import harness
+
+    return harness
 
 
 ev = _load()

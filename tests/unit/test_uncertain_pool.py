@@ -3,7 +3,6 @@ offline judge leaves `uncertain`, and OfflineJudge.assessment, which it reads.""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -16,10 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("uncertain_pool", ROOT / "scripts" / "uncertain_pool.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from citeq.evaluation import uncertain_pool
+
+    return uncertain_pool
 
 
 def test_auc_is_one_for_a_perfect_ranking_zero_for_the_reverse_and_half_for_ties() -> None:
