@@ -45,20 +45,20 @@ class DeadLetter(BaseModel):
 def queue_stats(broker) -> list[QueueStats]:
     """Depth, delayed, running, dead and oldest age per queue (one query)."""
     cols = QueueStats.model_fields.keys()
-    return [QueueStats(**dict(zip(cols, row))) for row in broker.execute("queue_stats")]
+    return [QueueStats(**dict(zip(cols, row))) for row in broker.store.queue_stats()]
 
 
 def workers(broker) -> list[WorkerInfo]:
     """Live worker processes: those that heartbeat within the lease (a process that stopped,
     or stopped heartbeating, is not live; its row is pruned)."""
     cols = WorkerInfo.model_fields.keys()
-    rows = broker.execute("list_workers", lease_seconds=broker.settings.lease_seconds)
+    rows = broker.store.workers()
     return [WorkerInfo(**dict(zip(cols, row))) for row in rows]
 
 
 def dead_letters(broker, *, queue_name: str | None = None, limit: int = 100) -> list[DeadLetter]:
     letters = []
-    for row in broker.execute("list_dead_letters", queue_name=queue_name, limit=limit):
+    for row in broker.store.dead_letters(queue_name, limit):
         *fields, payload = row
         letter = DeadLetter(**dict(zip(list(DeadLetter.model_fields)[:8], fields)))
         try:
@@ -77,14 +77,7 @@ _RETRY_STATE = ("retries", "traceback", "requeue_timestamp")
 
 def retry_dead_letters(broker, *, ids: list[int] | None = None, queue_name: str | None = None) -> int:
     """Put dead letters back on their queues with fresh deliveries and retries; how many."""
-    with broker.transaction() as cur:
-        cur.execute(broker.queries["lock_dead_letters"], {"ids": ids, "queue_name": queue_name})
-        rows = [(row_id, _fresh_payload(bytes(payload))) for row_id, payload in cur.fetchall()]
-        if not rows:
-            return 0
-        cur.execute(broker.queries["retry_dead_letters"],
-                    {"ids": [r[0] for r in rows], "payloads": [r[1] for r in rows]})
-        return cur.rowcount
+    return broker.store.retry_dead_letters(ids, queue_name, _fresh_payload)
 
 
 def _fresh_payload(payload: bytes) -> bytes:
@@ -98,4 +91,4 @@ def _fresh_payload(payload: bytes) -> bytes:
 
 def purge_dead_letters(broker, *, ids: list[int] | None = None, queue_name: str | None = None) -> int:
     """Delete dead letters for good; return how many."""
-    return len(broker.execute("purge_dead_letters", ids=ids, queue_name=queue_name))
+    return broker.store.purge_dead_letters(ids, queue_name)

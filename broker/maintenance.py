@@ -114,15 +114,9 @@ class LeaseKeeper(threading.Thread):
         message it holds a fresh lease."""
         queues = self.broker.consumed_queues
         self.broker.pool.close_idle()
-        if queues:
-            self.broker.execute("upsert_worker", worker_id=self.broker.worker_id, hostname=self.hostname,
-                                pid=self.broker.pid, queues=queues, connections=self.broker.connections)
-        else:  # the worker in this process stopped: it serves nothing any more
-            self.broker.execute("delete_worker", worker_id=self.broker.worker_id)
-        held = self.broker.held_leases()
-        if held:
-            self.broker.execute("extend_leases", ids=[h[0] for h in held], tokens=[h[1] for h in held],
-                                lease_seconds=self.broker.settings.lease_seconds)
+        self.broker.store.heartbeat(self.broker.worker_id, hostname=self.hostname, pid=self.broker.pid,
+                                    queues=queues, connections=self.broker.connections,
+                                    held=self.broker.held_leases())
 
     def stop(self) -> None:
         self.stopping.set()

@@ -1,5 +1,10 @@
 """PostgresBroker: a Dramatiq 2 broker whose only moving part is one PostgreSQL table.
 
+Three roles, one module each: the connector (broker/connector.py: the pool, transactions,
+bound connections), the message store (broker/store.py: every statement on the messages
+table) and this adapter, which speaks Dramatiq: it declares queues, runs the middleware
+hooks around sends, encodes and decodes messages, and starts the consumer's threads.
+
 Connections per process: at most ``pool_size`` (default 8) pooled connections shared by
 sends, claims, acks, heartbeats and results, plus one long-lived LISTEN connection in
 processes that consume; pooled connections unused for ``pool_idle_seconds`` are closed, so
@@ -11,8 +16,6 @@ paths (broker/sql.py).
 
 from __future__ import annotations
 
-import contextvars
-import itertools
 import logging
 import os
 import socket
@@ -25,28 +28,26 @@ from contextlib import contextmanager
 from datetime import datetime
 
 import dramatiq
-import psycopg2.errors
-import psycopg2.extensions
 from dramatiq.common import q_name
 from dramatiq.errors import QueueJoinTimeout, QueueNotFound
 from dramatiq.message import Message
 from dramatiq.middleware import default_middleware
 from dramatiq.results import Results
 
-from . import backoff, sql
+from . import sql
 from .boot import MigrateAtBoot
+from .connector import Connector
 from .consumer import LeasedMessage, PostgresConsumer, QueueState
-from .errors import ConfigurationError, DatabaseUnavailable, MessageTooLarge
+from .errors import MessageTooLarge
 from .failures import dead_letter_exception
 from .maintenance import LeaseKeeper, Listener
 from .periodic import PeriodicDedupe
-from .pool import BROKEN, Pool
+from .pool import Pool
 from .results import PostgresBackend
 from .settings import BrokerSettings
+from .store import MessageStore
 
 logger = logging.getLogger(__name__)
-
-_bound_connection: contextvars.ContextVar = contextvars.ContextVar("citeq_bound_connection", default=None)
 
 
 class PostgresBroker(dramatiq.Broker):
@@ -66,6 +67,10 @@ class PostgresBroker(dramatiq.Broker):
     def __init__(self, url: str | None = None, *, middleware=None, results: bool = False, **settings) -> None:
         self.settings = BrokerSettings.from_env(database_url=url, **settings)
         self.queries = sql.broker_queries()
+        #: Connections, transactions and named queries (broker/connector.py).
+        self.connector = Connector(self.settings, self.queries)
+        #: Every statement on the messages table (broker/store.py).
+        self.store = MessageStore(self.connector, self.settings)
         if middleware is None:
             middleware = [m() for m in default_middleware] + [
                 *_periodiq_middleware(),
@@ -78,8 +83,6 @@ class PostgresBroker(dramatiq.Broker):
         self.queues: set[str] = set()
         self._states: dict[str, QueueState] = {}
         self._states_lock = threading.Lock()
-        self._pool: Pool | None = None
-        self._pool_lock = threading.Lock()
         self._threads_lock = threading.RLock()
         self._listener: Listener | None = None
         self._lease_keeper: LeaseKeeper | None = None
@@ -89,35 +92,22 @@ class PostgresBroker(dramatiq.Broker):
         #: join(fail_fast) reports dead letters that died since this broker first used the
         #: database (or flushed the queue), each once: (database time, ids reported).
         self._join_epoch: dict[str, datetime] = {}
-        self._first_use: datetime | None = None
         self._join_reported: set[int] = set()
 
     # -- connections -------------------------------------------------------------------
 
     @property
     def url(self) -> str:
-        # DATABASE_URL may be set after the broker was made (the CLI boots that way).
-        url = self.settings.database_url or BrokerSettings.from_env().database_url
-        if not url:
-            raise ConfigurationError(
-                "DATABASE_URL is not set. Point it at your PostgreSQL, "
-                "or run `citeq db start` and use the URL `citeq db url` prints."
-            )
-        return url
+        return self.connector.url
 
     @property
     def pool(self) -> Pool:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = Pool(self.url, size=self.settings.pool_size, timeout=self.settings.pool_timeout,
-                                  idle_seconds=self.settings.pool_idle_seconds,
-                                  application_name=self.application_name)
-            return self._pool
+        return self.connector.pool
 
     @property
     def application_name(self) -> str:
         """What pg_stat_activity shows for this broker's connections."""
-        return f"citeq:{os.getpid()}:{id(self):x}"
+        return self.connector.application_name
 
     @property
     def pid(self) -> int:
@@ -134,33 +124,17 @@ class PostgresBroker(dramatiq.Broker):
     @property
     def first_use(self) -> datetime:
         """The database's clock when this broker first used it (join's fail_fast starts there)."""
-        if self._first_use is None:
-            with self.connection():
-                pass
-        return self._first_use
+        return self.connector.first_use
 
-    @contextmanager
-    def connection(self) -> Iterator:
+    def connection(self):
         """A pooled connection in autocommit mode; driver failures become DatabaseUnavailable."""
-        try:
-            with self.pool.connection() as conn:
-                conn.autocommit = True
-                if self._first_use is None:
-                    with conn.cursor() as cur:
-                        cur.execute(self.queries["database_now"])
-                        self._first_use = cur.fetchone()[0]
-                yield conn
-        except BROKEN as exc:
-            raise DatabaseUnavailable(str(exc).strip() or "database connection lost") from exc
+        return self.connector.connection()
 
     def execute(self, query: str, **params) -> list[tuple]:
         """Run one named query on a pooled connection; return its rows (if any)."""
-        with self.connection() as conn, conn.cursor() as cur:
-            sql.execute(cur, query, self.queries[query], params)
-            return cur.fetchall() if cur.description else []
+        return self.connector.execute(query, **params)
 
-    @contextmanager
-    def transaction(self) -> Iterator:
+    def transaction(self):
         """One transaction on a pooled connection: sends inside it commit with it.
 
         ::
@@ -169,41 +143,20 @@ class PostgresBroker(dramatiq.Broker):
                 cur.execute("INSERT INTO orders ...")
                 ship.send(order_id)   # visible to workers only after the commit
 
-        Round trips are what a short transaction costs, so it spends few: ``BEGIN`` goes
-        out with the first statement, and sends without an idempotency key are written
-        together with the ``COMMIT`` (their errors surface there, and roll back the rest).
+        ``BEGIN`` goes out with the first statement, and sends without an idempotency key
+        are written together with the ``COMMIT`` (see :meth:`Connector.transaction`).
         """
-        with self.connection() as conn:
-            tx = _Transaction(conn)
-            conn.cursor_factory = _BeginFirstCursor
-            try:
-                with self.bind(conn, tx), conn.cursor() as cur:
-                    yield cur
-                    tx.commit(cur)
-            except BaseException:
-                tx.rollback()
-                raise
-            finally:
-                conn.cursor_factory = psycopg2.extensions.cursor
+        return self.connector.transaction()
 
     def execute_at_commit(self, cursor, statement: bytes) -> None:
-        """Send ``statement`` together with the commit of the current :meth:`transaction`
-        (or now, on ``cursor``, outside one): for writes whose answer nobody waits for.
-        Its failure fails the commit, which then rolls everything back."""
-        _, tx = _bound_connection.get() or (None, None)
-        if tx is not None:
-            tx.deferred.append(statement)
-        else:
-            cursor.execute(statement)
+        """Send ``statement`` with the commit of the current transaction (or now, outside one)."""
+        self.connector.execute_at_commit(cursor, statement)
 
     @contextmanager
-    def bind(self, conn, _transaction: _Transaction | None = None) -> Iterator[None]:
+    def bind(self, conn) -> Iterator[None]:
         """Make sends in this context use the caller's connection (and its transaction)."""
-        token = _bound_connection.set((conn, _transaction))
-        try:
+        with self.connector.bind(conn):
             yield
-        finally:
-            _bound_connection.reset(token)
 
     # -- queues ------------------------------------------------------------------------
 
@@ -271,8 +224,8 @@ class PostgresBroker(dramatiq.Broker):
             "idempotency_key": None if message.options.get("retries") else message.options.get("idempotency_key"),
             "priority": self._priority(message),
         }
-        committed = _bound_connection.get() is None  # else it commits with the caller's transaction
-        existing = self._insert(params)
+        committed = self.connector.bound()[0] is None  # else it commits with the caller's transaction
+        existing = self.store.insert(params)
         if existing is not None:
             logger.debug("idempotent send: key %s already used", params["idempotency_key"])
             return existing
@@ -298,55 +251,6 @@ class PostgresBroker(dramatiq.Broker):
         actor = self.actors.get(message.actor_name)
         return int(actor.priority) if actor is not None else 0
 
-    def _insert(self, params: dict) -> Message | None:
-        bound, tx = _bound_connection.get() or (None, None)
-        if tx is not None and params["idempotency_key"] is None:
-            with bound.cursor() as cur:
-                self.execute_at_commit(cur, sql.statement_text(cur, "insert_message", self.queries["insert_message"],
-                                                               params))
-            return None
-        if bound is not None:
-            return self._insert_on(bound, params)
-        try:
-            with self.connection() as conn:
-                return self._insert_on(conn, params)
-        except DatabaseUnavailable:
-            pass
-        if params["idempotency_key"] is None:
-            # A pooled connection that died since its last use: one retry on a fresh one.
-            with self.connection() as conn:
-                return self._insert_on(conn, params)
-        return self._insert_patiently(params)
-
-    def _insert_patiently(self, params: dict) -> Message | None:
-        """A keyed send whose connection broke: tried again with capped backoff for up to
-        ``pool_timeout``. The key makes a repeat harmless, whether or not the broken attempt
-        committed. A periodic tick is such a send, and periodiq's scheduler dies of an
-        error from a send (issue 11): it waits out a database restart here instead."""
-        deadline = time.monotonic() + self.settings.pool_timeout
-        for attempt in itertools.count():
-            try:
-                with self.connection() as conn:
-                    return self._insert_on(conn, params)
-            except DatabaseUnavailable as exc:
-                delay = backoff.delay(attempt, first=0.1, cap=2.0, jitter=False)
-                if time.monotonic() + delay > deadline:
-                    raise
-                logger.warning("send failed, retrying: %s", exc, extra={
-                    "action": "send_retried", "idempotency_key": params["idempotency_key"]})
-                time.sleep(delay)
-
-    def _insert_on(self, conn, params: dict) -> Message | None:
-        with conn.cursor() as cur:
-            sql.execute(cur, "insert_message", self.queries["insert_message"], params)
-            if cur.fetchone() is not None:
-                return None
-            cur.execute(self.queries["get_message_by_idempotency_key"], params)
-            row = cur.fetchone()
-        if row is None:  # pragma: no cover - the winner was pruned between the statements
-            raise DatabaseUnavailable("idempotency key conflict could not be resolved; retry the send")
-        return Message.decode(bytes(row[0]))
-
     def enqueue_many(self, messages: Sequence[Message], *, delay: int | None = None) -> list[Message]:
         """Send many messages in one statement (no idempotency keys): the batch API."""
         for m in messages:
@@ -362,14 +266,7 @@ class PostgresBroker(dramatiq.Broker):
             "delays_ms": [max(int(delay or 0), 0)] * len(messages),
             "priorities": [self._priority(m) for m in messages],
         }
-        bound = (_bound_connection.get() or (None, None))[0]
-        committed = bound is None
-        if bound is not None:
-            with bound.cursor() as cur:
-                self.execute_at_commit(cur, sql.statement_text(cur, "insert_messages",
-                                                               self.queries["insert_messages"], params))
-        else:
-            self.execute("insert_messages", **params)
+        committed = self.store.insert_many(params)
         for queue_name in {q_name(m.queue_name) for m in messages}:
             self._wake_local(queue_name, params["delays_ms"][0] if messages else 0, committed)
         for m in messages:
@@ -407,20 +304,7 @@ class PostgresBroker(dramatiq.Broker):
 
     def exchange(self, queue_name: str, acks, nacks, limit: int) -> tuple[list[LeasedMessage], int]:
         """Write acks/nacks and claim up to ``limit`` messages; return (claimed, finished count)."""
-        rows = self.execute(
-            "exchange_messages",
-            ack_ids=[a[0] for a in acks],
-            ack_tokens=[a[1] for a in acks],
-            nack_ids=[n[0] for n in nacks],
-            nack_tokens=[n[1] for n in nacks],
-            nack_reasons=[n[2] for n in nacks],
-            nack_exc_types=[n[3] for n in nacks],
-            nack_exc_args=[n[4] for n in nacks],
-            queue_name=queue_name,
-            limit=limit,
-            worker_id=self.worker_id,
-            lease_seconds=self.settings.lease_seconds,
-        )
+        rows = self.store.exchange(queue_name, acks, nacks, limit, self.worker_id)
         claimed = []
         finished = 0
         for kind, row_id, token, payload, _, _ in rows:
@@ -430,15 +314,14 @@ class PostgresBroker(dramatiq.Broker):
             try:
                 claimed.append(LeasedMessage(Message.decode(bytes(payload)), row_id, token))
             except Exception as exc:  # noqa: BLE001 - any decode failure makes a dead letter
-                self.execute("dead_letter_undecodable", id=row_id, token=token,
-                             reason=f"undecodable payload: {type(exc).__name__}: {exc}")
+                self.store.dead_letter_undecodable(row_id, token, f"undecodable payload: {type(exc).__name__}: {exc}")
                 with self.queue_state(queue_name).cond:
                     self.queue_state(queue_name).outstanding -= 1
         return claimed, finished
 
     def next_eta(self, queue_name: str) -> float | None:
         """Seconds until the queue's earliest delayed message is due, or None."""
-        return self.execute("next_eta", queue_name=queue_name)[0][0]
+        return self.store.next_eta(queue_name)
 
     def held_leases(self) -> list[tuple[int, str]]:
         """(row id, lease token) of every message this process claimed and has not finished
@@ -450,32 +333,20 @@ class PostgresBroker(dramatiq.Broker):
         return held
 
     def requeue_rows(self, rows: list[tuple[int, str]]) -> int:
-        return len(self.execute("requeue_messages", ids=[r[0] for r in rows], tokens=[r[1] for r in rows]))
+        return self.store.requeue(rows)
 
     def reap(self, *, now: datetime | None = None, limit: int = 1000) -> list[tuple[int, str, str]]:
         """Re-queue (or dead-letter) messages whose lease expired; return (id, state, queue)."""
-        rows = self.execute("reap_expired_leases", now=now, limit=limit,
-                            max_deliveries=self.settings.max_deliveries)
-        for row_id, state, queue in rows:
-            logger.warning("lease expired", extra={"action": "lease_expired", "message_row": row_id,
-                                                   "queue": queue, "new_state": state})
-        return rows
+        return self.store.reap(now=now, limit=limit)
 
     def prune(self, limit: int = 10_000) -> int:
         """Delete finished messages past the retention and expired results."""
-        with self.connection() as conn, conn.cursor() as cur:
-            cur.execute(self.queries["prune_finished_messages"],
-                        {"retention_seconds": self.settings.retention_seconds, "limit": limit})
-            pruned = cur.rowcount
-            cur.execute(self.queries["prune_expired_results"], {"limit": limit})
-            cur.execute(self.queries["prune_workers"], {"stale_seconds": self.settings.lease_seconds})
-        return pruned
+        return self.store.prune(limit)
 
     # -- testing helpers and shutdown ----------------------------------------------------
 
     def flush(self, queue_name: str) -> None:
-        self.execute("flush_queue", queue_name=q_name(queue_name))
-        self._join_epoch[q_name(queue_name)] = self.execute("database_now")[0][0]
+        self._join_epoch[q_name(queue_name)] = self.store.flush(q_name(queue_name))
 
     def flush_all(self) -> None:
         for queue_name in self.queues:
@@ -497,10 +368,9 @@ class PostgresBroker(dramatiq.Broker):
         deadline = timeout and time.monotonic() + timeout / 1000
         while True:
             # Count first: a message that dies before the count reaches zero is seen below.
-            unfinished = self.execute("count_unfinished", queue_name=queue_name)[0][0]
+            unfinished = self.store.count_unfinished(queue_name)
             if fail_fast:
-                dead = self.execute("dead_since", queue_name=queue_name, since=since,
-                                    reported=sorted(self._join_reported))
+                dead = self.store.dead_since(queue_name, since, sorted(self._join_reported))
                 if dead:
                     self._join_reported.add(dead[0][0])
                     raise dead_letter_exception(*dead[0])
@@ -513,7 +383,7 @@ class PostgresBroker(dramatiq.Broker):
     @property
     def connections(self) -> int:
         """Connections this process holds open: the pool's and the listener's."""
-        pool = self._pool.open if self._pool is not None else 0
+        pool = self.connector.open_connections
         listening = self._listener is not None and self._listener.connected
         return pool + int(listening)
 
@@ -525,47 +395,10 @@ class PostgresBroker(dramatiq.Broker):
             # A stopping process leaves citeq_workers at once (not after its lease runs out).
             self._lease_keeper.join(timeout=5)
             try:
-                self.execute("delete_worker", worker_id=self.worker_id)
+                self.store.delete_worker(self.worker_id)
             except Exception:  # noqa: BLE001 - best effort; the row is pruned after the lease
                 pass
-        if self._pool is not None:
-            self._pool.close()
-
-
-class _BeginFirstCursor(psycopg2.extensions.cursor):
-    """A cursor of an autocommit connection that opens a transaction with its first
-    statement, in the same round trip (psycopg2 would send BEGIN as a round trip of its own)."""
-
-    def execute(self, query, vars=None):
-        if self.connection.info.transaction_status == psycopg2.extensions.TRANSACTION_STATUS_IDLE:
-            query = b"BEGIN;\n" + self.mogrify(query, vars)
-            vars = None
-        return super().execute(query, vars)
-
-
-class _Transaction:
-    """A transaction opened by :meth:`PostgresBroker.transaction` and its deferred sends."""
-
-    def __init__(self, conn) -> None:
-        self.conn = conn
-        #: Statements to send with the COMMIT, in order (PostgresBroker.execute_at_commit).
-        self.deferred: list[bytes] = []
-
-    def commit(self, cur) -> None:
-        if self.conn.info.transaction_status == psycopg2.extensions.TRANSACTION_STATUS_INERROR:
-            # COMMIT would roll back without a word: an error the block caught aborted it.
-            raise psycopg2.errors.InFailedSqlTransaction(
-                "the transaction was aborted by an error caught inside it; nothing was committed")
-        statements, self.deferred = self.deferred, []
-        if statements or self.conn.info.transaction_status != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
-            cur.execute(b";\n".join([*statements, b"COMMIT"]))
-
-    def rollback(self) -> None:
-        self.deferred = []
-        if not self.conn.closed and \
-                self.conn.info.transaction_status != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
-            with self.conn.cursor() as cur:
-                cur.execute("ROLLBACK")
+        self.connector.close()
 
 
 def _periodiq_middleware() -> list:

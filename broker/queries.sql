@@ -286,3 +286,51 @@ WHERE state = 'dead'
   AND (%(ids)s::bigint[] IS NULL OR id = ANY(%(ids)s::bigint[]))
   AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_name)s)
 RETURNING id;
+
+-- rate_limit_add_one --
+-- Set a key iff it is absent (or expired). True when this call set it.
+INSERT INTO rate_limit_counters AS r (key, value, expires_at)
+VALUES (%(key)s, %(value)s, clock_timestamp() + %(ttl_ms)s * interval '1 millisecond')
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+WHERE r.expires_at <= clock_timestamp()
+RETURNING true;
+
+-- rate_limit_incr_one --
+-- Add to a key (absent or expired counts as 0) unless the result exceeds the maximum.
+-- True when incremented. The row lock of the upsert makes concurrent calls take turns.
+INSERT INTO rate_limit_counters AS r (key, value, expires_at)
+SELECT %(key)s, %(amount)s, clock_timestamp() + %(ttl_ms)s * interval '1 millisecond'
+WHERE %(amount)s <= %(maximum)s
+ON CONFLICT (key) DO UPDATE
+SET value = CASE WHEN r.expires_at <= clock_timestamp() THEN excluded.value ELSE r.value + %(amount)s END,
+    expires_at = excluded.expires_at
+WHERE (CASE WHEN r.expires_at <= clock_timestamp() THEN 0 ELSE r.value END) + %(amount)s <= %(maximum)s
+RETURNING true;
+
+-- rate_limit_decr_one --
+-- Subtract from a key unless the result falls below the minimum. True when decremented.
+UPDATE rate_limit_counters
+SET value = value - %(amount)s, expires_at = clock_timestamp() + %(ttl_ms)s * interval '1 millisecond'
+WHERE key = %(key)s AND expires_at > clock_timestamp() AND value - %(amount)s >= %(minimum)s
+RETURNING true;
+
+-- rate_limit_sum_many --
+-- The live values of some keys, their rows locked (incr_and_sum's window, read in turn).
+SELECT key, value FROM rate_limit_counters
+WHERE key = ANY(%(keys)s::text[]) AND expires_at > clock_timestamp()
+ORDER BY key
+FOR UPDATE;
+
+-- rate_limit_set_one --
+-- Set a key to a value until its TTL, whatever it held (a barrier's "cleared" event).
+INSERT INTO rate_limit_counters AS r (key, value, expires_at)
+VALUES (%(key)s, %(value)s, clock_timestamp() + %(ttl_ms)s * interval '1 millisecond')
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at;
+
+-- rate_limit_get_one --
+-- The live value of a key (none when absent or expired).
+SELECT value FROM rate_limit_counters WHERE key = %(key)s AND expires_at > clock_timestamp();
+
+-- rate_limit_prune --
+-- Forget expired counters.
+DELETE FROM rate_limit_counters WHERE expires_at <= clock_timestamp() - interval '1 minute';

@@ -15,7 +15,7 @@ from analysis import db, messages
 from analysis.pipeline.intake import parsing
 from analysis.queue.jobs import WORKER_LOST, JobStatus
 from analysis.pipeline.analyze import JUDGE_ACTOR
-from analysis.surface.ratelimits import PostgresRateLimiterBackend
+from broker.ratelimits import PostgresRateLimiterBackend
 from analysis.settings import PipelineSettings, QueueSettings
 from analysis.pipeline.intake.uploads import PARSE_ACTOR
 from analysis.queue import userqueue

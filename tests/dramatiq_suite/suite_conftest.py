@@ -97,7 +97,7 @@ def redis_result_backend(result_backend):
 @pytest.fixture
 def rate_limiter_backend(suite_db):
     """The Postgres rate-limiter backend, on a broker of its own (tests use it without one)."""
-    from analysis.surface.ratelimits import PostgresRateLimiterBackend
+    from broker.ratelimits import PostgresRateLimiterBackend
 
     broker = PostgresBroker(url=suite_db)
     yield PostgresRateLimiterBackend(broker)

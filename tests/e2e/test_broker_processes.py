@@ -65,7 +65,7 @@ def app(db, monkeypatch, tmp_path):
     workers.stop_all()
     conn.close()
     broker_app.broker.close()
-    broker_app.broker._pool = None
+    broker_app.broker.connector._pool = None
 
 
 def rows(conn, sql, *params):

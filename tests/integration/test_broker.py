@@ -327,7 +327,7 @@ def test_a_claim_whose_answer_was_lost_is_not_kept_alive_by_the_heartbeat(broker
     job.send()
     consumer = broker.consume("default", prefetch=1, timeout=50)
     stop_lease_keeper(broker)  # its beats are called by the test below
-    execute = broker.execute
+    execute = broker.connector.execute
 
     def answer_lost(name, **params):
         rows = execute(name, **params)  # runs and commits on the real database
@@ -335,7 +335,7 @@ def test_a_claim_whose_answer_was_lost_is_not_kept_alive_by_the_heartbeat(broker
             raise DatabaseUnavailable("server closed the connection unexpectedly")
         return rows
 
-    monkeypatch.setattr(broker, "execute", answer_lost)
+    monkeypatch.setattr(broker.connector, "execute", answer_lost)
     with pytest.raises(DatabaseUnavailable):
         next(consumer)
     monkeypatch.undo()
@@ -393,7 +393,7 @@ def test_a_keyed_send_waits_out_a_database_blip(broker, conn, monkeypatch):
     def sweep():
         pass
 
-    insert_on, failures = broker._insert_on, []
+    insert_on, failures = broker.store._insert_on, []
 
     def connection_breaks(connection, params):
         if len(failures) < 3:
@@ -401,7 +401,7 @@ def test_a_keyed_send_waits_out_a_database_blip(broker, conn, monkeypatch):
             raise psycopg2.OperationalError("server closed the connection unexpectedly")
         return insert_on(connection, params)
 
-    monkeypatch.setattr(broker, "_insert_on", connection_breaks)
+    monkeypatch.setattr(broker.store, "_insert_on", connection_breaks)
     sweep.send_with_options(scheduled_at="2026-12-01T07:05:00+00:00")
     sweep.send_with_options(scheduled_at="2026-12-01T07:05:00+00:00")  # a second scheduler's tick
 

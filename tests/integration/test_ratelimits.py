@@ -11,7 +11,7 @@ from analysis.pipeline.providers import budget
 from analysis.pipeline import analyze as pipeline
 from analysis.pipeline.judging.llm import OpenAIJudge
 from analysis.pipeline.judging.verdicts import Verdict
-from analysis.surface.ratelimits import PostgresRateLimiterBackend
+from broker.ratelimits import PostgresRateLimiterBackend
 from analysis.pipeline.retrieval.index import Hit
 from analysis.settings import PipelineSettings
 from tests.conftest import query

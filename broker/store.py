@@ -1,0 +1,202 @@
+"""The message store: every statement on the messages table and its neighbours (workers,
+results, dead letters), named in broker/queries.sql. One per broker.
+
+It knows rows, ids, lease tokens and payload bytes — not Dramatiq's hooks or actors, which
+are the adapter's (broker/postgres.py). Sends honour the connection a caller bound
+(:meth:`~broker.connector.Connector.bind`): inside a transaction a send without an
+idempotency key is written with the ``COMMIT``; a keyed send is written at once, so its
+answer (the first message with that key) is known.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from datetime import datetime
+
+from dramatiq.message import Message
+
+from . import backoff, sql
+from .connector import Connector
+from .errors import DatabaseUnavailable
+from .settings import BrokerSettings
+
+logger = logging.getLogger(__name__)
+
+
+class MessageStore:
+    """The messages table, through one :class:`Connector`."""
+
+    def __init__(self, connector: Connector, settings: BrokerSettings) -> None:
+        self.connector = connector
+        self.settings = settings
+        self.queries = connector.queries
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def insert(self, params: dict) -> Message | None:
+        """Insert one message; with an idempotency key that exists, return the first message."""
+        bound, tx = self.connector.bound()
+        if tx is not None and params["idempotency_key"] is None:
+            with bound.cursor() as cur:
+                self.connector.execute_at_commit(
+                    cur, sql.statement_text(cur, "insert_message", self.queries["insert_message"], params))
+            return None
+        if bound is not None:
+            return self._insert_on(bound, params)
+        try:
+            with self.connector.connection() as conn:
+                return self._insert_on(conn, params)
+        except DatabaseUnavailable:
+            pass
+        if params["idempotency_key"] is None:
+            # A pooled connection that died since its last use: one retry on a fresh one.
+            with self.connector.connection() as conn:
+                return self._insert_on(conn, params)
+        return self._insert_patiently(params)
+
+    def _insert_patiently(self, params: dict) -> Message | None:
+        """A keyed send whose connection broke: tried again with capped backoff for up to
+        ``pool_timeout``. The key makes a repeat harmless, whether or not the broken attempt
+        committed. A periodic tick is such a send, and periodiq's scheduler dies of an
+        error from a send (issue 11): it waits out a database restart here instead."""
+        deadline = time.monotonic() + self.settings.pool_timeout
+        for attempt in itertools.count():
+            try:
+                with self.connector.connection() as conn:
+                    return self._insert_on(conn, params)
+            except DatabaseUnavailable as exc:
+                delay = backoff.delay(attempt, first=0.1, cap=2.0, jitter=False)
+                if time.monotonic() + delay > deadline:
+                    raise
+                logger.warning("send failed, retrying: %s", exc, extra={
+                    "action": "send_retried", "idempotency_key": params["idempotency_key"]})
+                time.sleep(delay)
+
+    def _insert_on(self, conn, params: dict) -> Message | None:
+        with conn.cursor() as cur:
+            sql.execute(cur, "insert_message", self.queries["insert_message"], params)
+            if cur.fetchone() is not None:
+                return None
+            cur.execute(self.queries["get_message_by_idempotency_key"], params)
+            row = cur.fetchone()
+        if row is None:  # pragma: no cover - the winner was pruned between the statements
+            raise DatabaseUnavailable("idempotency key conflict could not be resolved; retry the send")
+        return Message.decode(bytes(row[0]))
+
+    def insert_many(self, params: dict) -> bool:
+        """Insert many messages in one statement (no idempotency keys). True when they are
+        committed now, False when they commit with the caller's transaction."""
+        bound, _ = self.connector.bound()
+        if bound is None:
+            self.connector.execute("insert_messages", **params)
+            return True
+        with bound.cursor() as cur:
+            self.connector.execute_at_commit(
+                cur, sql.statement_text(cur, "insert_messages", self.queries["insert_messages"], params))
+        return False
+
+    # -- consuming -------------------------------------------------------------------------
+
+    def exchange(self, queue_name: str, acks, nacks, limit: int, worker_id: str) -> list[tuple]:
+        """Write acks/nacks (fenced by lease token) and claim up to ``limit`` messages, in one
+        statement; rows of (kind, id, token, payload, …)."""
+        return self.connector.execute(
+            "exchange_messages",
+            ack_ids=[a[0] for a in acks],
+            ack_tokens=[a[1] for a in acks],
+            nack_ids=[n[0] for n in nacks],
+            nack_tokens=[n[1] for n in nacks],
+            nack_reasons=[n[2] for n in nacks],
+            nack_exc_types=[n[3] for n in nacks],
+            nack_exc_args=[n[4] for n in nacks],
+            queue_name=queue_name,
+            limit=limit,
+            worker_id=worker_id,
+            lease_seconds=self.settings.lease_seconds,
+        )
+
+    def dead_letter_undecodable(self, row_id: int, token: str, reason: str) -> None:
+        self.connector.execute("dead_letter_undecodable", id=row_id, token=token, reason=reason)
+
+    def next_eta(self, queue_name: str) -> float | None:
+        """Seconds until the queue's earliest delayed message is due, or None."""
+        return self.connector.execute("next_eta", queue_name=queue_name)[0][0]
+
+    def requeue(self, rows: list[tuple[int, str]]) -> int:
+        """Give back claimed messages (id, lease token) that were never started."""
+        return len(self.connector.execute("requeue_messages", ids=[r[0] for r in rows], tokens=[r[1] for r in rows]))
+
+    # -- leases and workers ----------------------------------------------------------------
+
+    def heartbeat(self, worker_id: str, *, hostname: str, pid: int, queues: list[str], connections: int,
+                  held: list[tuple[int, str]]) -> None:
+        """Record a live worker (or remove it, once it serves no queue) and extend the leases
+        of the messages it holds."""
+        if queues:
+            self.connector.execute("upsert_worker", worker_id=worker_id, hostname=hostname, pid=pid,
+                                   queues=queues, connections=connections)
+        else:
+            self.delete_worker(worker_id)
+        if held:
+            self.connector.execute("extend_leases", ids=[h[0] for h in held], tokens=[h[1] for h in held],
+                                   lease_seconds=self.settings.lease_seconds)
+
+    def delete_worker(self, worker_id: str) -> None:
+        self.connector.execute("delete_worker", worker_id=worker_id)
+
+    def reap(self, *, now: datetime | None = None, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """Re-queue (or dead-letter) messages whose lease expired; return (id, state, queue)."""
+        rows = self.connector.execute("reap_expired_leases", now=now, limit=limit,
+                                      max_deliveries=self.settings.max_deliveries)
+        for row_id, state, queue in rows:
+            logger.warning("lease expired", extra={"action": "lease_expired", "message_row": row_id,
+                                                   "queue": queue, "new_state": state})
+        return rows
+
+    def prune(self, limit: int = 10_000) -> int:
+        """Delete finished messages past the retention, expired results and stale workers."""
+        with self.connector.connection() as conn, conn.cursor() as cur:
+            cur.execute(self.queries["prune_finished_messages"],
+                        {"retention_seconds": self.settings.retention_seconds, "limit": limit})
+            pruned = cur.rowcount
+            cur.execute(self.queries["prune_expired_results"], {"limit": limit})
+            cur.execute(self.queries["prune_workers"], {"stale_seconds": self.settings.lease_seconds})
+        return pruned
+
+    # -- joins, flushes and operators --------------------------------------------------------
+
+    def flush(self, queue_name: str) -> datetime:
+        """Delete every message of the queue; the database's clock after it."""
+        self.connector.execute("flush_queue", queue_name=queue_name)
+        return self.connector.execute("database_now")[0][0]
+
+    def count_unfinished(self, queue_name: str) -> int:
+        return self.connector.execute("count_unfinished", queue_name=queue_name)[0][0]
+
+    def dead_since(self, queue_name: str, since: datetime, reported: list[int]) -> list[tuple]:
+        return self.connector.execute("dead_since", queue_name=queue_name, since=since, reported=reported)
+
+    def queue_stats(self) -> list[tuple]:
+        return self.connector.execute("queue_stats")
+
+    def workers(self) -> list[tuple]:
+        return self.connector.execute("list_workers", lease_seconds=self.settings.lease_seconds)
+
+    def dead_letters(self, queue_name: str | None, limit: int) -> list[tuple]:
+        return self.connector.execute("list_dead_letters", queue_name=queue_name, limit=limit)
+
+    def retry_dead_letters(self, ids: list[int] | None, queue_name: str | None, fresh) -> int:
+        """Put dead letters back on their queues, each payload passed through ``fresh``."""
+        with self.connector.transaction() as cur:
+            cur.execute(self.queries["lock_dead_letters"], {"ids": ids, "queue_name": queue_name})
+            rows = [(row_id, fresh(bytes(payload))) for row_id, payload in cur.fetchall()]
+            if not rows:
+                return 0
+            cur.execute(self.queries["retry_dead_letters"],
+                        {"ids": [r[0] for r in rows], "payloads": [r[1] for r in rows]})
+            return cur.rowcount
+
+    def purge_dead_letters(self, ids: list[int] | None, queue_name: str | None) -> int:
+        return len(self.connector.execute("purge_dead_letters", ids=ids, queue_name=queue_name))
