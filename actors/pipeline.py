@@ -12,7 +12,8 @@ from periodiq import cron
 
 from analysis.pipeline.intake import parsing, uploads
 from analysis.pipeline import analyze as pipeline
-from analysis.queue import sweepers, userqueue
+from analysis import maintenance
+from analysis.queue import userqueue
 from analysis.pipeline.analyze import ProviderBusy
 from analysis.pipeline.providers.errors import ProviderBadResponse, ProviderUnavailable
 
@@ -43,4 +44,4 @@ def judge_citation(job_id: int, ordinal: int) -> None:
 @dramatiq.actor(queue_name="maintenance", periodic=cron("17 * * * *"), max_retries=0)
 def blob_ttl_sweep() -> None:
     """Drop staged upload bytes older than the TTL (hourly; the safety net)."""
-    sweepers.expire_blobs()
+    maintenance.expire_blobs()

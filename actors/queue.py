@@ -15,6 +15,7 @@ import dramatiq
 from periodiq import cron
 
 from analysis.pipeline import analyze as pipeline
+from analysis import maintenance
 from analysis.queue import sweepers, userqueue
 
 from .serialized import current_job, hand_back
@@ -60,7 +61,7 @@ def resume_sweep(half: bool = False) -> None:
 @dramatiq.actor(queue_name="maintenance", periodic=cron("* * * * *"), max_retries=0)
 def stall_sweep() -> None:
     """Return expired leases; fail running jobs whose message died (every minute)."""
-    sweepers.recover_lost_work()
+    maintenance.recover_lost_work()
 
 
 @dramatiq.actor(queue_name="maintenance", periodic=cron("* * * * *"), max_retries=0)

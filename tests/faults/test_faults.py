@@ -19,6 +19,7 @@ import dramatiq
 import psycopg2
 import pytest
 
+from analysis import maintenance
 from analysis.queue import sweepers
 from tests.conftest import wait_for
 from tests.faults import harness
@@ -140,7 +141,7 @@ def test_the_scheduler_absent_then_back(faulty, conn):
     faulty.scheduler()
     if not harness.LONG:
         later = datetime.now(timezone.utc) + timedelta(minutes=10)
-        sweepers.recover_lost_work(now=later)
+        maintenance.recover_lost_work(now=later)
         sweepers.resume()
 
     harness.check_and_tally(conn, "scheduler absent", jobs, 1)

@@ -8,7 +8,8 @@ The statements run on the real database; only their answers are dropped.
 
 from __future__ import annotations
 
-from analysis.queue import sweepers, userqueue
+from analysis import maintenance
+from analysis.queue import userqueue
 from broker import DatabaseUnavailable
 
 from tests.conftest import query
@@ -57,7 +58,7 @@ def test_a_start_that_keeps_failing_dead_letters_its_message_and_the_sweeper_end
                  timeout=30, message="the first job's message dead-lettered")
         # The start had committed: the job is running, and nothing but a sweeper can end it.
         assert statuses(hooked, 1) == [(first.job_id, "running"), (second.job_id, "queued")]
-        assert sweepers.recover_lost_work()["failed"] == 1
+        assert maintenance.recover_lost_work()["failed"] == 1
         wait_for(lambda: statuses(hooked, 1)[1] == (second.job_id, "succeeded"), timeout=30,
                  message="the user's next job ran")
 

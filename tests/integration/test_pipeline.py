@@ -11,7 +11,8 @@ import pytest
 
 from analysis.pipeline.intake import parsing, uploads
 from analysis.pipeline import analyze as pipeline
-from analysis.queue import sweepers, userqueue
+from analysis import maintenance
+from analysis.queue import userqueue
 from analysis.pipeline.judging.verdicts import Verdict
 from analysis.settings import PipelineSettings
 from analysis.pipeline.retrieval.sources import SourceStore
@@ -180,9 +181,9 @@ def test_blob_ttl_sweeper_drops_old_staged_bytes_and_fails_their_items(queue_bro
     open_account(conn, 1)
     staged = uploads.stage_upload(1, sample_files("okafor_lindqvist_2019.pdf", "nakamura_heat_notes.txt"))
 
-    assert sweepers.expire_blobs()["expired"] == 0
+    assert maintenance.expire_blobs()["expired"] == 0
     later = datetime.now(timezone.utc) + timedelta(hours=7)
-    assert sweepers.expire_blobs(now=later)["expired"] == 2
+    assert maintenance.expire_blobs(now=later)["expired"] == 2
 
     view = uploads.parse_status(1, staged.parse_job_id)
     assert view.status == uploads.ParseJobStatus.FAILED
@@ -202,7 +203,7 @@ def test_stall_sweeper_resends_a_parse_job_whose_message_was_lost(queue_broker, 
     staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"))
     query(conn, "DELETE FROM citeq_messages")
 
-    result = sweepers.recover_lost_work(now=datetime.now(timezone.utc) + timedelta(minutes=5))
+    result = maintenance.recover_lost_work(now=datetime.now(timezone.utc) + timedelta(minutes=5))
 
     assert result["parse_resent"] == 1
     with running_worker(queue_broker, threads=2):
@@ -333,10 +334,10 @@ def test_stall_sweeper_resends_a_lost_judge_message_then_fails_the_job_after_max
     later = datetime.now(timezone.utc) + timedelta(minutes=5)
     settings = PipelineSettings(judge_max_dispatches=2)
 
-    assert sweepers.recover_lost_work(now=later, pipeline_settings=settings)["citations_resent"] == unjudged
-    assert sweepers.recover_lost_work(now=later, pipeline_settings=settings)["citations_resent"] == 0  # messages are queued
+    assert maintenance.recover_lost_work(now=later, pipeline_settings=settings)["citations_resent"] == unjudged
+    assert maintenance.recover_lost_work(now=later, pipeline_settings=settings)["citations_resent"] == 0  # messages are queued
     query(conn, "DELETE FROM citeq_messages WHERE actor_name = 'judge_citation'")
-    assert sweepers.recover_lost_work(now=later, pipeline_settings=settings)["failed"] == 1
+    assert maintenance.recover_lost_work(now=later, pipeline_settings=settings)["failed"] == 1
 
     assert query(conn, "SELECT status::text, failure_reason LIKE 'judge_failed%%' FROM analysis_jobs WHERE id = %s",
                  job_id) == [("failed", True)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from datetime import datetime, timedelta, timezone
 
+from analysis import maintenance
 from analysis.queue import sweepers, userqueue
 from analysis.queue.jobs import JobStatus
 
@@ -196,7 +197,7 @@ def test_stall_sweeper_fails_a_job_whose_message_died_and_refunds_once(queue_bro
     query(hooked, "UPDATE citeq_messages SET state = 'dead', dead_reason = 'lease expired', finished_at = now() "
                   "WHERE message_id = %s", message_id)
 
-    first, second = sweepers.recover_lost_work(), sweepers.recover_lost_work()
+    first, second = maintenance.recover_lost_work(), maintenance.recover_lost_work()
 
     assert first["failed"] == 1 and second["failed"] == 0
     assert status(hooked, job.job_id) == "failed" and status(hooked, nxt.job_id) == "pending"

@@ -24,6 +24,34 @@ MAY_IMPORT = {
     "citeq": set(PACKAGES),
 }
 
+#: The layers inside analysis/, lowest first: a module may import its own layer and those
+#: below it. The shared modules (settings, errors, inputs, db, messages) are the floor; the
+#: per-user queue owns the job lifecycle; the pipeline's subsystems sit on it (documents and
+#: providers lowest, the analysis that drives them highest); the read side and the stall
+#: sweep across lifecycles are on top.
+ANALYSIS_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("analysis", "analysis.settings", "analysis.errors", "analysis.inputs", "analysis.db", "analysis.messages"),
+    ("analysis.queue",),
+    ("analysis.pipeline", "analysis.pipeline.documents", "analysis.pipeline.providers"),
+    ("analysis.pipeline.retrieval",),
+    ("analysis.pipeline.citations", "analysis.pipeline.judging"),
+    ("analysis.pipeline.intake", "analysis.pipeline.analyze"),
+    ("analysis.pipeline.sweeps",),
+    ("analysis.surface", "analysis.maintenance"),
+)
+
+
+def _analysis_layer(module: str) -> int:
+    """The layer of an analysis module: that of the longest prefix named in ANALYSIS_LAYERS."""
+    best, found = -1, None
+    for level, prefixes in enumerate(ANALYSIS_LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), level
+    assert found is not None, module
+    return found
+
+
 #: Cycles known and not yet broken: none. A cycle fails the test.
 KNOWN_CYCLES: list[set[str]] = []
 
@@ -125,6 +153,14 @@ def test_no_import_against_the_layer_order():
     assert not wrong, "imports against the layer order:\n" + "\n".join(sorted(wrong))
 
 
+def test_no_import_against_the_layers_inside_analysis():
+    wrong = [f"{MODULES[name].relative_to(ROOT)}:{line} imports {target}"
+             for name, targets in GRAPH.items() if name.startswith("analysis")
+             for target, line in targets.items()
+             if target.startswith("analysis") and _analysis_layer(target) > _analysis_layer(name)]
+    assert not wrong, "imports up the layers of analysis/:\n" + "\n".join(sorted(wrong))
+
+
 def test_no_import_cycle():
     new = [sorted(c) for c in _cycles() if not any(c <= known for known in KNOWN_CYCLES)]
     assert not new, f"import cycles: {new}"
@@ -137,3 +173,9 @@ def test_a_cycle_is_found():
         assert {"fake.a", "fake.b"} in _cycles()
     finally:
         del GRAPH["fake.a"], GRAPH["fake.b"]
+
+
+def test_the_analysis_layers_order_queue_below_pipeline_below_surface():
+    assert _analysis_layer("analysis.queue.userqueue") < _analysis_layer("analysis.pipeline.analyze") \
+        < _analysis_layer("analysis.surface.report")
+    assert _analysis_layer("analysis.pipeline.judging.lexical.cues") == _analysis_layer("analysis.pipeline.judging")
