@@ -18,7 +18,7 @@ SELECT id, sources_version FROM upload_sessions WHERE id = %(session_id)s AND us
 -- are being received) other than the one given.
 SELECT
     (SELECT count(*) FROM parse_jobs
-     WHERE user_id = %(user_id)s AND status IN ('queued', 'running'))::int
+     WHERE user_id = %(user_id)s AND is_busy(status))::int
     + (SELECT count(*) FROM upload_reservations
        WHERE user_id = %(user_id)s AND expires_at > now() AND id IS DISTINCT FROM %(reservation_id)s)::int
       AS active_jobs,
@@ -93,7 +93,7 @@ ORDER BY last_seen_at DESC;
 -- parse_job_start_one --
 -- A worker starts (or, after a crash, resumes) a parse job. No row: it is finished.
 UPDATE parse_jobs SET status = 'running', started_at = coalesce(started_at, clock_timestamp())
-WHERE id = %(job_id)s AND status IN ('queued', 'running')
+WHERE id = %(job_id)s AND is_busy(status)
 RETURNING user_id, session_id;
 
 -- parse_item_claim_one --
@@ -101,7 +101,7 @@ RETURNING user_id, session_id;
 -- item found 'running' was being parsed by a worker that died.
 UPDATE parse_items SET status = 'running', attempts = attempts + 1
 WHERE id = (SELECT id FROM parse_items
-            WHERE job_id = %(job_id)s AND status IN ('queued', 'running')
+            WHERE job_id = %(job_id)s AND is_busy(status)
             ORDER BY ordinal LIMIT 1
             FOR UPDATE SKIP LOCKED)
 RETURNING id, filename, kind::text, doi, sha256, file_bytes, attempts;
@@ -157,7 +157,7 @@ RETURNING id;
 -- parse_job_finish_one --
 -- Once no item is left to parse, the job ends: succeeded, partial or failed by its items.
 WITH counts AS (
-    SELECT count(*) FILTER (WHERE status IN ('queued', 'running')) AS open,
+    SELECT count(*) FILTER (WHERE is_busy(status)) AS open,
            count(*) FILTER (WHERE status = 'parsed') AS parsed,
            count(*) FILTER (WHERE status = 'failed') AS failed
     FROM parse_items WHERE job_id = %(job_id)s
@@ -168,7 +168,7 @@ SET status = CASE WHEN counts.failed = 0 THEN 'succeeded'
                   ELSE 'partial' END::parse_job_status,
     finished_at = clock_timestamp()
 FROM counts
-WHERE j.id = %(job_id)s AND j.status IN ('queued', 'running') AND counts.open = 0
+WHERE j.id = %(job_id)s AND is_busy(j.status) AND counts.open = 0
 RETURNING j.status::text;
 
 -- parse_items_expire_many --
@@ -191,7 +191,7 @@ RETURNING i.job_id;
 -- Unfinished parse jobs whose message is neither queued nor running (lost, or dead after
 -- its workers kept dying) and that are older than the grace period.
 SELECT j.id, j.message_id FROM parse_jobs j
-WHERE j.status IN ('queued', 'running')
+WHERE is_busy(j.status)
   AND j.created_at < coalesce(%(now)s, now()) - %(grace_seconds)s * interval '1 second'
   AND NOT EXISTS (SELECT 1 FROM citeq_messages m
                   WHERE m.message_id = j.message_id AND m.state IN ('queued', 'running'))
@@ -201,7 +201,7 @@ LIMIT %(limit)s;
 -- parse_job_resend_one --
 -- Give a stalled parse job a new message id; guarded on the old one (two sweepers).
 UPDATE parse_jobs SET message_id = %(message_id)s
-WHERE id = %(job_id)s AND status IN ('queued', 'running') AND message_id = %(old_message_id)s
+WHERE id = %(job_id)s AND is_busy(status) AND message_id = %(old_message_id)s
 RETURNING id;
 
 -- session_version_one --

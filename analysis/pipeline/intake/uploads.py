@@ -9,7 +9,6 @@ polls :func:`parse_status` until the job is terminal. Every refusal is an
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import logging
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from broker import locks
 
 from analysis import db, inputs, messages
 from analysis.errors import AnalysisError
+from analysis.pipeline.intake.lifecycle import PARSE_TERMINAL, ParseItemStatus, ParseJobStatus
 from analysis.settings import PipelineSettings
 
 logger = logging.getLogger(__name__)
@@ -32,32 +32,6 @@ PARSE_QUEUE = "parse"
 #: Advisory-lock scope of a user's uploads (caps are checked and staged under it).
 LOCK_SCOPE = "parse_uploads"
 
-
-class ParseJobStatus(str, enum.Enum):
-    #: Staged; its message is on the broker.
-    QUEUED = "queued"
-    #: A worker parses its items.
-    RUNNING = "running"
-    #: Every item parsed.
-    SUCCEEDED = "succeeded"
-    #: Some items parsed, some failed (each item says why).
-    PARTIAL = "partial"
-    #: Every item failed.
-    FAILED = "failed"
-
-
-class ParseItemStatus(str, enum.Enum):
-    #: Bytes staged, waiting for the parse worker.
-    QUEUED = "queued"
-    #: A worker is parsing it.
-    RUNNING = "running"
-    #: Its document and chunks exist; the bytes are gone.
-    PARSED = "parsed"
-    #: error_code and error_reason say why; the bytes are gone.
-    FAILED = "failed"
-
-
-PARSE_TERMINAL = frozenset({ParseJobStatus.SUCCEEDED, ParseJobStatus.PARTIAL, ParseJobStatus.FAILED})
 
 
 # -- errors ---------------------------------------------------------------------------------
