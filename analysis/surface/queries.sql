@@ -226,3 +226,11 @@ FROM job_citations c
 LEFT JOIN documents d ON d.id = c.source_document_id AND d.user_id = c.user_id
 WHERE c.job_id = %(job_id)s AND c.user_id = %(user_id)s
 ORDER BY c.ordinal;
+
+-- job_active_ids_many --
+-- The analyses running or pending (message sent, waiting for a worker), oldest first: the
+-- operator's "running analyses" (reads the partial index of active jobs).
+SELECT id FROM analysis_jobs
+WHERE status IN ('running', 'pending')
+ORDER BY status DESC, id
+LIMIT %(limit)s;
