@@ -378,6 +378,9 @@ def test_at_390_px_rows_stack_without_sideways_scrolling_and_the_pages_pass_the_
     wait_for(lambda: js(browser, "return document.querySelectorAll('#citations tr.citation').length") > 0,
              message="citations shown")
     js(browser, "document.querySelectorAll('#citations tr.citation').forEach(r => r.click())")
+    js(browser, "document.querySelector('#citations button.open-evidence').click()")
+    wait_for(lambda: visible(browser, "evidence-view") and js(browser, "return !!document.querySelector('#pane-source mark')"),
+             message="a citation opened in place")
     assert js(browser, A11Y) == []
 
     browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
@@ -418,3 +421,64 @@ def test_the_operator_view_at_390_px_and_its_accessibility(server, browser, queu
     wait_for(lambda: js(browser, "return window.innerWidth") == 390, message="390 px viewport")
     wide, inner = js(browser, NO_SIDEWAYS)
     assert wide <= inner, f"operator view is {wide} px wide at {inner} px"
+
+
+# -- evidence in place ------------------------------------------------------------------------
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def test_a_citation_opens_in_place_with_the_quote_marked_on_its_source_page_beside_the_thesis_page(
+        server, browser, queue_broker, conn):  # noqa: F811
+    job_id = finished_report(queue_broker, conn)
+    ordinal, claim, page, evidence, evidence_page, source = query(
+        conn, "SELECT c.ordinal, c.claim, c.page, c.evidence, c.evidence_page, d.filename FROM job_citations c "
+              "JOIN documents d ON d.id = c.source_document_id WHERE c.job_id = %s AND c.evidence IS NOT NULL "
+              "AND c.evidence_page IS NOT NULL AND c.page IS NOT NULL ORDER BY c.ordinal LIMIT 1", job_id)[0]
+    number = ordinal + 1
+    browser.set_window_size(1366, 900)
+    sign_in(browser, server, accounts.mint_token(queue_broker, 1), "user-view")
+    assert js(browser, "return window.innerWidth") >= 1000
+    open_report(browser, job_id)
+    wait_for(lambda: js(browser, f"return !!document.querySelector('#detail-{number} button.open-evidence')"),
+             message="the open button in the row's details")
+    js(browser, f"document.getElementById('cit-{number}').click()")
+    assert text(browser, f"detail-{number}").count(f"Open the source at p. {evidence_page}") == 1
+    js(browser, f"document.querySelector('#detail-{number} button.open-evidence').click()")
+    wait_for(lambda: js(browser, "return document.getElementById('evidence-view').dataset.citation") == str(number),
+             message="the citation opened in place")
+    assert visible(browser, "evidence-view")
+    assert js(browser, "return document.activeElement.id") == "h-evidence"
+
+    panes = js(browser, """return ['thesis', 'source'].map(n => {
+        const p = document.getElementById('pane-' + n), r = p.getBoundingClientRect();
+        return {title: p.querySelector('h4').textContent, found: p.dataset.found, left: r.left, top: r.top,
+                marks: [...p.querySelectorAll('mark')].map(m => m.textContent),
+                paragraphs: p.querySelectorAll('.pane-text p').length}})""")
+    thesis, src = panes
+    assert src["title"].startswith(f"Source, p. {evidence_page}") and src["title"].endswith(source)
+    assert src["found"] == "true"
+    assert squash(" ".join(src["marks"])) == squash(evidence).rstrip(".!?;:,")
+    assert src["paragraphs"] > 1  # the whole page, not only the quote
+    assert thesis["title"].startswith(f"Thesis, p. {page}")
+    assert thesis["found"] == "true" and squash(claim).startswith(squash(thesis["marks"][0])[:20])
+    assert thesis["top"] == src["top"] and thesis["left"] < src["left"]  # side by side on a wide screen
+
+    js(browser, "document.getElementById('evidence-close').click()")
+    assert not visible(browser, "evidence-view")
+    assert js(browser, "return document.activeElement.classList.contains('open-evidence')")
+
+
+def test_another_users_citation_is_404(server, queue_broker, conn):  # noqa: F811
+    import httpx
+
+    job_id = finished_report(queue_broker, conn)
+    open_account(conn, 2)
+    mine = httpx.get(f"{server}/api/analyses/{job_id}/citations/1/evidence",
+                     headers={"Authorization": f"Bearer {accounts.mint_token(queue_broker, 1)}"})
+    theirs = httpx.get(f"{server}/api/analyses/{job_id}/citations/1/evidence",
+                       headers={"Authorization": f"Bearer {accounts.mint_token(queue_broker, 2)}"})
+    assert mine.status_code == 200 and theirs.status_code == 404
+    assert theirs.json()["error"]["code"] == "unknown_citation"

@@ -392,6 +392,7 @@ function openReport(jobId) {
   $("verdict-filter").value = "";
   $("delta-status").textContent = ""; say("download-error", null);
   $("citations").tBodies[0].replaceChildren();
+  $("evidence-view").hidden = true;
   $("report-title").textContent = "Report of job " + jobId;
   showViews();
   pollReport().catch(e => say("refresh-error", e));
@@ -519,6 +520,12 @@ function citationRows(c, data) {
   if (c.evidence) evidence.append(el("blockquote", c.evidence, "evidence-quote"));
   else evidence.append(el("p", c.verdict ? "no passage quoted" : "not checked yet", "muted"));
   if (c.evidence_page != null) evidence.append(el("p", "source p. " + c.evidence_page, "evidence-page"));
+  if (c.page != null || (c.evidence && c.evidence_page != null)) {
+    const open = button(c.evidence && c.evidence_page != null ? "Open the source at p. " + c.evidence_page
+                                                              : "Open the thesis at p. " + c.page, "open-evidence", null);
+    open.onclick = ev => { ev.stopPropagation(); openEvidence(c.number, open); };
+    evidence.append(open);
+  }
   const why = el("div", null, "detail-rationale");
   why.append(el("h4", "How it was decided"), el("p", c.rationale || (c.verdict ? "—" : "not checked yet"), "rationale"));
   why.append(el("p", c.source_document_id ? "source found by " + (MATCHED_BY[c.match_method] || "its reference")
@@ -541,6 +548,60 @@ function citationRows(c, data) {
   show();
   return [row, detail];
 }
+
+// -- a citation in place: thesis page and source page, the claim and the quote marked ----------
+
+let evidenceOpener = null;
+
+function renderPane(id, title, page, missing) {
+  const pane = $(id);
+  pane.querySelector("h4").textContent = title;
+  const note = pane.querySelector(".pane-note");
+  const text = pane.querySelector(".pane-text");
+  text.replaceChildren();
+  if (!page) { note.textContent = missing; pane.dataset.found = "false"; return; }
+  note.textContent = page.found ? "" : "The quoted text was not found word for word on this page; it is shown as stored above.";
+  pane.dataset.found = String(page.found);
+  for (const b of page.blocks) {
+    const p = el("p", null, "block-" + b.kind);
+    let at = 0;
+    for (const [start, end] of [...b.marks].sort((x, y) => x[0] - y[0])) {
+      if (start < at) continue;
+      p.append(b.text.slice(at, start), el("mark", b.text.slice(start, end)));
+      at = end;
+    }
+    p.append(b.text.slice(at));
+    text.append(p);
+  }
+  if (!page.blocks.length) text.append(el("p", "This page has no text.", "muted"));
+}
+
+async function openEvidence(number, opener) {
+  const view = $("evidence-view");
+  evidenceOpener = opener; say("evidence-error", null);
+  try {
+    const e = await api("GET", "/api/analyses/" + report.job + "/citations/" + number + "/evidence");
+    view.dataset.citation = String(number);
+    $("h-evidence").textContent = "Citation " + number + " in place";
+    const t = e.thesis, s = e.source;
+    renderPane("pane-thesis", t ? "Thesis, p. " + t.page + (t.pages ? " of " + t.pages : "") + ": " + t.filename : "Thesis",
+               t, "This citation has no thesis page.");
+    renderPane("pane-source", s ? "Source, p. " + s.page + (s.pages ? " of " + s.pages : "") + ": " + s.filename : "Source",
+               s, "No passage of a source was quoted for this citation.");
+    view.hidden = false;
+    $("h-evidence").focus();
+    // Each pane scrolls to its first mark (the page itself stays where it is).
+    for (const box of view.querySelectorAll(".pane-text")) {
+      const m = box.querySelector("mark");
+      if (m) box.scrollTop = Math.max(0, m.offsetTop - 40);
+    }
+  } catch (err) { view.hidden = false; say("evidence-error", new Error("The pages could not be opened: " + err.message)); }
+}
+
+$("evidence-close").addEventListener("click", () => {
+  $("evidence-view").hidden = true;
+  if (evidenceOpener && evidenceOpener.isConnected) evidenceOpener.focus();
+});
 
 function applyFilter() {
   const wanted = $("verdict-filter").value;
