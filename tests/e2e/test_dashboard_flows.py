@@ -198,9 +198,14 @@ def test_the_report_opens_with_what_needs_attention_in_verdict_order_and_words_n
     js(browser, "const s = document.getElementById('verdict-filter'); s.value = ''; s.dispatchEvent(new Event('change'))")
     js(browser, "document.querySelectorAll('#citations tr.citation').forEach(r => r.click())")
     page = js(browser, "return document.body.innerText")
-    for jargon in ("not_supported", "partially_supported", "source_missing", "author_year", "Judge", "Retrieval",
-                   "bm25", "offline\n"):
+    for jargon in ("not_supported", "partially_supported", "source_missing", "author_year", "bm25"):
         assert jargon not in page, jargon
+    facts = text(browser, "report-facts")
+    assert "Judge" not in facts and "Retrieval" not in facts and "offline" not in facts
+    judge, mode = query(conn, "SELECT judge, retrieval_mode FROM analysis_jobs WHERE id = %s", job_id)[0]
+    assert (judge, mode.split()[0]) == ("offline", "bm25") or mode.startswith("hybrid")
+    assert "Checked bybuilt-in rules (no network)" in facts
+    assert "Passages found by" + ("keyword search" if mode.startswith("bm25") else "keyword and meaning search") in facts
 
     js(browser, "document.getElementById('report-close').click()")
     wait_for(lambda: visible(browser, "user-view"), message="back on the list")

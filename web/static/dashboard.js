@@ -92,7 +92,6 @@ const VERDICTS = ["not_supported", "partially_supported", "uncertain", "source_m
 const ATTENTION = ["not_supported", "partially_supported", "uncertain", "source_missing"];
 const LABELS = { not_supported: "not supported", partially_supported: "partially supported", uncertain: "uncertain",
                  source_missing: "source missing", supported: "supported", pending: "not checked yet" };
-const MATCHED_BY = { doi: "its DOI", author_year: "author and year", title: "its title", metadata: "the source's metadata" };
 
 function badge(verdict, text, tag) {
   const b = el(tag || "span", text == null ? LABELS[verdict] : text, "badge v-" + verdict);
@@ -108,36 +107,6 @@ function countBadges(counts, onpick) {
     if (onpick) b.onclick = () => onpick(v);
     return b;
   });
-}
-
-function judgeName(judge) {
-  if (!judge) return "—";
-  if (judge === "offline") return "built-in rules (no network)";
-  if (judge.startsWith("openai:")) return "language model " + judge.slice(7);
-  return judge;
-}
-
-function retrievalName(mode) {
-  if (!mode) return "—";
-  return mode.replace(/^bm25\b/, "keyword search").replace(/^hybrid\b/, "keyword and meaning search");
-}
-
-// What was found, in one plain sentence; for "uncertain", what to check.
-function verdictSentence(c) {
-  const source = c.source_filename || "the cited source";
-  const where = c.evidence_page != null ? " on p. " + c.evidence_page + " of " + source : " in " + source;
-  switch (c.verdict) {
-    case "supported": return "The source says what the claim says" + (c.evidence ? ": see the passage" + where + "." : ".");
-    case "partially_supported": return "The source backs part of the claim, not all of it: check which part the passage" + where + " leaves out.";
-    case "not_supported": return "The source says something different from the claim" + (c.evidence ? ": compare the passage" + where + "." : ".");
-    case "uncertain": return c.evidence
-      ? "The wording alone does not settle it: read the passage" + where + " and decide whether it says what the claim says."
-      : "No passage close enough to the claim was found: look in " + source + " for where it makes this point.";
-    case "source_missing": return c.source_document_id
-      ? "The cited source could not be read, so nothing was checked."
-      : "The cited work is not among the uploaded sources, so nothing was checked" + (c.unresolved_reason ? " (" + c.unresolved_reason + ")." : ".");
-    default: return "Not checked yet: the analysis is still running.";
-  }
 }
 
 function statusText(job) {
@@ -440,8 +409,8 @@ function renderReport(data) {
   renderState(data);
   const j = data.job;
   renderTriage(data);
-  const facts = [["Status", j.status + (j.error ? ": " + j.error : "")], ["Checked by", judgeName(j.judge)],
-                 ["Passages found by", retrievalName(j.retrieval_mode)], ["Started", when(j.started_at)], ["Finished", when(j.finished_at)],
+  const facts = [["Status", j.status + (j.error ? ": " + j.error : "")], ["Checked by", j.checked_by],
+                 ["Passages found by", j.passages_by], ["Started", when(j.started_at)], ["Finished", when(j.finished_at)],
                  ["Duration", j.duration_seconds == null ? "—" : j.duration_seconds.toFixed(1) + " s"],
                  ["Citations", data.judged + " of " + data.total + " checked"]];
   if (j.delta_of) facts.unshift(["Re-check of", "job " + j.delta_of]);
@@ -510,7 +479,7 @@ function citationRows(c, data) {
 
   const detail = el("tr", null, "detail"); detail.id = "detail-" + c.number; detail.dataset.verdict = verdict;
   const td = el("td", null, "wide"); td.colSpan = 6; detail.append(td);
-  td.append(el("p", verdictSentence(c), "verdict-sentence"));
+  td.append(el("p", c.finding, "verdict-sentence"));
   const side = el("div", null, "side-by-side");
   const claim = el("div", null, "detail-claim");
   claim.append(el("h4", "Claim"), el("p", c.claim), el("p", c.marker + (c.page == null ? "" : ", thesis p. " + c.page), "muted"));
@@ -528,7 +497,7 @@ function citationRows(c, data) {
   }
   const why = el("div", null, "detail-rationale");
   why.append(el("h4", "How it was decided"), el("p", c.rationale || (c.verdict ? "—" : "not checked yet"), "rationale"));
-  why.append(el("p", c.source_document_id ? "source found by " + (MATCHED_BY[c.match_method] || "its reference")
+  why.append(el("p", c.source_document_id ? "source found by " + c.found_by
                                           : "source not found" + (c.unresolved_reason ? ": " + c.unresolved_reason : ""), "muted"));
   if (c.carried_over) why.append(el("p", "verdict carried over from job " + data.job.delta_of + " (unchanged claim and source)", "muted"));
   side.append(claim, evidence, why); td.append(side);
