@@ -529,7 +529,8 @@ function renderPane(id, title, page, missing) {
   const text = pane.querySelector(".pane-text");
   text.replaceChildren();
   if (!page) { note.textContent = missing; pane.dataset.found = "false"; return; }
-  note.textContent = page.found ? "" : "The quoted text was not found word for word on this page; it is shown as stored above.";
+  note.textContent = page.found || !page.blocks.length ? ""
+    : "The quoted text is not on this page word for word; the citation's details show it as it was quoted.";
   pane.dataset.found = String(page.found);
   for (const b of page.blocks) {
     const p = el("p", null, "block-" + b.kind);
@@ -542,7 +543,7 @@ function renderPane(id, title, page, missing) {
     p.append(b.text.slice(at));
     text.append(p);
   }
-  if (!page.blocks.length) text.append(el("p", "This page has no text.", "muted"));
+  if (!page.blocks.length) text.append(el("p", "No text of this page is stored (a scanned page, or a document parsed before pages were kept).", "muted"));
 }
 
 async function openEvidence(number, opener) {
