@@ -13,6 +13,7 @@ cold page each time (new navigation, the browser's cache kept as a returning use
 * dashboard: navigation start until the job list shows the job (its row is in the page);
 * report: the click on the job until every citation row and the "needs attention" block
   are in the page;
+* in place: the click on "Open the source" until both pages are shown with their marks;
 * operator view: navigation start until queues, the no-worker banner and every dead letter
   are in the page.
 
@@ -112,6 +113,18 @@ def main() -> None:
     url = database("citeq_bench_dashboard")
     os.environ["DATABASE_URL"] = url
     job_id = seed(url, args.citations)
+    # The pages the "open in place" view reads: each page holds the passages quoted from it,
+    # among filler paragraphs, and the thesis pages hold the claims (documents parsed before
+    # there was a stored structure: the view falls back to the page text).
+    sql(url, """INSERT INTO document_pages (document_id, page, text)
+                SELECT c.source_document_id, c.evidence_page,
+                       'Introduction paragraph of the page.' || E'\n\n' || string_agg(c.evidence, E'\n\n' ORDER BY c.ordinal)
+                FROM job_citations c WHERE c.job_id = %s AND c.evidence IS NOT NULL
+                GROUP BY 1, 2""", job_id)
+    sql(url, """INSERT INTO document_pages (document_id, page, text)
+                SELECT j.thesis_id, c.page, string_agg(c.claim, E'\n\n' ORDER BY c.ordinal)
+                FROM job_citations c JOIN analysis_jobs j ON j.id = c.job_id WHERE c.job_id = %s
+                GROUP BY 1, 2""", job_id)
 
     import actors
     from actors.queue import promote
@@ -134,24 +147,29 @@ def main() -> None:
     listed = f"return !!document.querySelector('#job-{job_id} button.open-report')"
     ops_ready = ("return !document.getElementById('stall-banner').hidden"
                  " && document.querySelectorAll('#dead-letters tr[id^=dead-]').length === 50")
+    in_place = ("return !document.getElementById('evidence-view').hidden"
+                " && !!document.querySelector('#pane-source mark') && !!document.querySelector('#pane-thesis mark')")
     times: dict[str, list[float]] = {"dashboard: job list usable": [], "report: 500 rows + triage usable": [],
-                                     "operator view usable": []}
+                                     "citation opened in place": [], "operator view usable": []}
     try:
         for round_ in range(args.rounds + 1):  # the first round warms the server and the browser's cache
             b.get("about:blank")
             b.get(f"{base}/#token={user}")
             at = b.execute_async_script(UNTIL, listed)
             took = b.execute_async_script(CLICK_UNTIL, rows, f"#job-{job_id} button.open-report")
+            number = 1 + (round_ * 37) % args.citations // 5 * 5  # a resolved citation (every fifth is not)
+            placed = b.execute_async_script(CLICK_UNTIL, in_place, f"#detail-{number} button.open-evidence")
             b.execute_script("sessionStorage.clear()")
             b.get("about:blank")
             b.get(f"{base}/#token={operator}")
             ops_at = b.execute_async_script(UNTIL, ops_ready)
             b.execute_script("sessionStorage.clear()")
-            if None in (at, took, ops_at):
-                raise RuntimeError(f"a page did not become usable within 30 s: {at}, {took}, {ops_at}")
+            if None in (at, took, placed, ops_at):
+                raise RuntimeError(f"a page did not become usable within 30 s: {at}, {took}, {placed}, {ops_at}")
             if round_:
                 times["dashboard: job list usable"].append(at)
                 times["report: 500 rows + triage usable"].append(took)
+                times["citation opened in place"].append(placed)
                 times["operator view usable"].append(ops_at)
         b.get(f"{base}/#token={user}")
         b.execute_async_script(UNTIL, listed)

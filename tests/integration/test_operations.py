@@ -119,6 +119,8 @@ def test_cli_pauses_and_resumes_a_queue(run, queue_broker, conn):  # noqa: F811
     assert query(conn, "SELECT queue_name, paused_by FROM citeq_queue_pauses") == [("maintenance", "cli")]
     status, listed, _ = run("queues", "--json")
     assert status == 0 and next(q for q in listed if q["queue_name"] == "maintenance")["paused"] is True
+    status, table, _ = run("queues")
+    assert status == 0 and next(line for line in table.splitlines() if line.startswith("maintenance")).split()[1] == "paused"
     assert run("queues", "resume", "maintenance", "--json")[1] == {"queue_name": "maintenance", "paused": False}
     assert query(conn, "SELECT count(*) FROM citeq_queue_pauses")[0][0] == 0
     status, _, err = run("queues", "pause", "nope")

@@ -139,13 +139,17 @@ async function useToken(t) {
   token = t; refused = false; isUser = isOps = false; account = null;
   for (const k of Object.keys(rendered)) delete rendered[k];
   say("login-error", null); closeReport();
-  try {
-    account = await api("GET", "/api/me"); isUser = true;
-  } catch (e) {
-    if (e.status === 401) { refuse(e); return; }
-    if (e.status !== 403) { say("login-error", e); return; }
-  }
-  try { await api("GET", "/api/ops/overview"); isOps = true; } catch (e) { if (e.status === 401) { refuse(e); return; } }
+  // Both views are asked for at once; what answers is shown at once (the operator view
+  // from this first answer, not one poll later).
+  const [me, overview] = await Promise.allSettled([api("GET", "/api/me"), api("GET", "/api/ops/overview")]);
+  if (token !== t) return;  // another token was given meanwhile
+  const failed = [me, overview].filter(r => r.status === "rejected").map(r => r.reason);
+  const refusal = failed.find(e => e.status === 401);
+  if (refusal) { refuse(refusal); return; }
+  const other = failed.find(e => e.status !== 403);
+  if (other) { say("login-error", other); return; }
+  if (me.status === "fulfilled") { account = me.value; isUser = true; }
+  if (overview.status === "fulfilled") { isOps = true; renderOverview(overview.value); }
   if (!isUser && !isOps) { refuse(new Error("This token reaches neither a user's analyses nor the operator view.")); return; }
   sessionStorage.setItem("citeq-token", t);
   showViews(); renderAccount();
