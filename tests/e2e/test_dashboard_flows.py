@@ -86,6 +86,7 @@ def test_a_refused_admission_stays_beside_start_until_the_user_acts_and_uploads_
     sign_in(browser, server, accounts.mint_token(queue_broker, 1), "user-view")
     wait_for(lambda: text(browser, "account").startswith("0 credits left; an analysis costs 1 credit"),
              message="credits and cost shown")
+    assert text(browser, "cost-note") == "Costs 1 credit (you have 0)."
     with running_worker(queue_broker, threads=2):
         browser.find_element("id", "upload-thesis").send_keys(str(thesis))
         js(browser, "document.querySelector('#upload-form button[type=submit]').click()")
@@ -144,6 +145,9 @@ def test_a_refused_token_reads_as_a_sentence_hides_the_views_and_a_new_link_work
     wait_for(lambda: js(browser, f"return document.querySelector('#job-{second} .status')?.textContent")
              == "1st in your queue", message="queue position in words")
     assert js(browser, f"return document.querySelector('#job-{first} .status').textContent") == "waiting for a worker"
+    open_report(browser, second)
+    wait_for(lambda: text(browser, "report-state").startswith("1st in your queue"), message="the report says where it waits")
+    js(browser, "document.getElementById('report-close').click()")
 
     # A token revoked while the page is open: the next poll hides the user's data
     query(conn, "UPDATE api_tokens SET revoked_at = now()")

@@ -125,3 +125,37 @@ def test_cli_pauses_and_resumes_a_queue(run, queue_broker, conn):  # noqa: F811
     assert query(conn, "SELECT count(*) FROM citeq_queue_pauses")[0][0] == 0
     status, _, err = run("queues", "pause", "nope")
     assert status == 1 and "unknown_queue" in err
+
+
+def test_a_worker_shows_busy_with_its_current_message_then_idle(broker, worker, conn):
+    import threading
+
+    import dramatiq
+
+    from tests.conftest import wait_for
+
+    release = threading.Event()
+
+    @dramatiq.actor(queue_name="slow")
+    def slow():
+        release.wait(30)
+
+    worker.stop()  # a worker that consumes the queue declared above
+    w = dramatiq.Worker(broker, worker_threads=1, worker_timeout=100)
+    w.start()
+    try:
+        slow.send()
+
+        def busy():
+            found = operations.overview(broker).workers
+            return found and found[0].busy and found[0].current
+        wait_for(busy, message="worker busy")
+        current = operations.overview(broker).workers[0].current
+        assert [(m.actor_name, m.queue_name) for m in current] == [("slow", "slow")]
+        release.set()
+        wait_for(lambda: not operations.overview(broker).workers[0].busy, message="worker idle again")
+        slow_queue = next(q for q in operations.overview(broker).queues if q.queue_name == "slow")
+        assert (slow_queue.processed_last_hour, slow_queue.consumers) == (1, 1)
+    finally:
+        release.set()
+        w.stop()
