@@ -242,6 +242,54 @@ SELECT queue_name,
 FROM queued q FULL JOIN running r USING (queue_name) FULL JOIN dead d USING (queue_name)
 ORDER BY queue_name;
 
+-- queue_history --
+-- Per queue: processed (acknowledged) and failed (dead-lettered) in the last %(seconds)s, as
+-- the finished rows still in the table (each from its state's partial index) plus what was
+-- folded into citeq_queue_history when rows left it; the last failure; whether it is paused.
+WITH live AS (
+    SELECT queue_name, count(*) AS processed, 0::bigint AS failed, NULL::timestamptz AS last_failed
+    FROM citeq_messages
+    WHERE state = 'done' AND finished_at >= coalesce(%(now)s, now()) - %(seconds)s * interval '1 second'
+    GROUP BY queue_name
+    UNION ALL
+    SELECT queue_name, 0, count(*) FILTER (WHERE finished_at >= coalesce(%(now)s, now()) - %(seconds)s * interval '1 second'),
+           max(finished_at)
+    FROM citeq_messages WHERE state = 'dead' GROUP BY queue_name
+    UNION ALL
+    SELECT queue_name, sum(processed), sum(failed), NULL
+    FROM citeq_queue_history
+    WHERE minute >= date_trunc('minute', coalesce(%(now)s, now()) - %(seconds)s * interval '1 second')
+    GROUP BY queue_name
+), paused AS (
+    SELECT queue_name, paused_at FROM citeq_queue_pauses
+)
+SELECT queue_name, coalesce(sum(l.processed), 0)::int, coalesce(sum(l.failed), 0)::int, max(l.last_failed),
+       p.paused_at
+FROM live l FULL JOIN paused p USING (queue_name)
+GROUP BY queue_name, p.paused_at
+ORDER BY queue_name;
+
+-- pause_queue --
+-- Stop consumers claiming from a queue (idempotent: a paused queue stays paused since then).
+INSERT INTO citeq_queue_pauses (queue_name, paused_by) VALUES (%(queue_name)s, %(paused_by)s)
+ON CONFLICT (queue_name) DO NOTHING;
+
+-- resume_queue --
+-- Let consumers claim from a queue again, and wake them now rather than at their next poll.
+WITH resumed AS (
+    DELETE FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s RETURNING queue_name
+)
+SELECT queue_name, pg_notify('citeq_wakeup', queue_name) FROM resumed;
+
+-- running_messages --
+-- Messages claimed by live workers, oldest claim first (the operator's "current messages").
+SELECT worker_id, id, queue_name, actor_name, started_at,
+       extract(epoch FROM now() - started_at)::float8 AS running_seconds
+FROM citeq_messages
+WHERE state = 'running'
+ORDER BY started_at, id
+LIMIT %(limit)s;
+
 -- count_unfinished --
 -- Messages of a queue still to run (join waits for zero): queued and running counted
 -- apart, each from its state's partial index (see queue_stats).
@@ -314,51 +362,3 @@ WITH purged AS (
     ON CONFLICT (queue_name, minute) DO UPDATE SET failed = h.failed + excluded.failed
 )
 SELECT id FROM purged;
-
--- queue_history --
--- Per queue: processed (acknowledged) and failed (dead-lettered) in the last %(seconds)s, as
--- the finished rows still in the table (each from its state's partial index) plus what was
--- folded into citeq_queue_history when rows left it; the last failure; whether it is paused.
-WITH live AS (
-    SELECT queue_name, count(*) AS processed, 0::bigint AS failed, NULL::timestamptz AS last_failed
-    FROM citeq_messages
-    WHERE state = 'done' AND finished_at >= coalesce(%(now)s, now()) - %(seconds)s * interval '1 second'
-    GROUP BY queue_name
-    UNION ALL
-    SELECT queue_name, 0, count(*) FILTER (WHERE finished_at >= coalesce(%(now)s, now()) - %(seconds)s * interval '1 second'),
-           max(finished_at)
-    FROM citeq_messages WHERE state = 'dead' GROUP BY queue_name
-    UNION ALL
-    SELECT queue_name, sum(processed), sum(failed), NULL
-    FROM citeq_queue_history
-    WHERE minute >= date_trunc('minute', coalesce(%(now)s, now()) - %(seconds)s * interval '1 second')
-    GROUP BY queue_name
-), paused AS (
-    SELECT queue_name, paused_at FROM citeq_queue_pauses
-)
-SELECT queue_name, coalesce(sum(l.processed), 0)::int, coalesce(sum(l.failed), 0)::int, max(l.last_failed),
-       p.paused_at
-FROM live l FULL JOIN paused p USING (queue_name)
-GROUP BY queue_name, p.paused_at
-ORDER BY queue_name;
-
--- pause_queue --
--- Stop consumers claiming from a queue (idempotent: a paused queue stays paused since then).
-INSERT INTO citeq_queue_pauses (queue_name, paused_by) VALUES (%(queue_name)s, %(paused_by)s)
-ON CONFLICT (queue_name) DO NOTHING;
-
--- resume_queue --
--- Let consumers claim from a queue again, and wake them now rather than at their next poll.
-WITH resumed AS (
-    DELETE FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s RETURNING queue_name
-)
-SELECT queue_name, pg_notify('citeq_wakeup', queue_name) FROM resumed;
-
--- running_messages --
--- Messages claimed by live workers, oldest claim first (the operator's "current messages").
-SELECT worker_id, id, queue_name, actor_name, started_at,
-       extract(epoch FROM now() - started_at)::float8 AS running_seconds
-FROM citeq_messages
-WHERE state = 'running'
-ORDER BY started_at, id
-LIMIT %(limit)s;

@@ -310,7 +310,7 @@ def cmd_cancel(args) -> int:
 
 def cmd_queues(args) -> int:
     from analysis.surface import operations
-    from broker import admin
+    from broker import controls
 
     broker = boot()
     known = {q for q in broker.get_declared_queues()}
@@ -321,9 +321,9 @@ def cmd_queues(args) -> int:
         if args.name not in names:
             raise CliError("unknown_queue", f"no queue {args.name}", queue=args.name)
         if args.queues_command == "pause":
-            admin.pause_queue(broker, args.name, by="cli")
+            controls.pause_queue(broker, args.name, by="cli")
         else:
-            admin.resume_queue(broker, args.name)
+            controls.resume_queue(broker, args.name)
         paused = args.queues_command == "pause"
         emit(args, {"queue_name": args.name, "paused": paused},
              f"queue {args.name} paused: workers claim nothing from it until `citeq queues resume {args.name}`"

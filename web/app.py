@@ -292,7 +292,7 @@ def _queue_or_404(request: Request, queue_name: str) -> operations.QueueView:
 
 
 def _ops_routes(app: FastAPI) -> None:
-    from broker import admin
+    from broker import admin, controls
 
     @app.get("/api/ops/queues", tags=["ops"], response_model=list[admin.QueueStats])
     def queues(request: Request, _=Depends(operator)):
@@ -335,14 +335,14 @@ def _ops_routes(app: FastAPI) -> None:
     def pause(request: Request, queue_name: str, _=Depends(operator)):
         """Pause a queue: no worker claims from it until it is resumed (running messages finish)."""
         _queue_or_404(request, queue_name)
-        admin.pause_queue(request.app.state.broker, queue_name, by="api")
+        controls.pause_queue(request.app.state.broker, queue_name, by="api")
         return _queue_or_404(request, queue_name)
 
     @app.post("/api/ops/queues/{queue_name}/resume", tags=["ops"], response_model=operations.QueueView)
     def resume(request: Request, queue_name: str, _=Depends(operator)):
         """Resume a paused queue: workers claim from it again at once."""
         _queue_or_404(request, queue_name)
-        admin.resume_queue(request.app.state.broker, queue_name)
+        controls.resume_queue(request.app.state.broker, queue_name)
         return _queue_or_404(request, queue_name)
 
     @app.post("/api/ops/dead-letters/retry", tags=["ops"])

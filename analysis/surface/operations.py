@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from analysis import db
 from analysis.surface import views
-from broker import admin
+from broker import admin, controls
 
 #: Dramatiq's delay and dead-letter queues are not queues an operator manages.
 _INTERNAL_SUFFIXES = (".DQ", ".XQ")
@@ -71,7 +71,7 @@ class Overview(BaseModel):
 def overview(broker, *, known_queues: set[str] = frozenset(), dead_limit: int = 100) -> Overview:
     """Everything the operator view shows; ``known_queues`` are listed even when empty."""
     workers = admin.workers(broker)
-    running = admin.running_messages(broker)
+    running = controls.running_messages(broker)
     return Overview(queues=queues(broker, known_queues=known_queues, workers=workers),
                     workers=_workers(workers, running),
                     analyses=active_analyses(broker),
@@ -83,7 +83,7 @@ def queues(broker, *, known_queues: set[str] = frozenset(), workers=None) -> lis
     """Every queue (known, with messages, paused, or served by a worker), by name."""
     workers = admin.workers(broker) if workers is None else workers
     stats = {s.queue_name: s for s in admin.queue_stats(broker)}
-    history = {h.queue_name: h for h in admin.queue_history(broker, seconds=HISTORY_SECONDS)}
+    history = {h.queue_name: h for h in controls.queue_history(broker, seconds=HISTORY_SECONDS)}
     served: dict[str, int] = {}
     for w in workers:
         for q in set(w.queues):
@@ -104,7 +104,7 @@ def queues(broker, *, known_queues: set[str] = frozenset(), workers=None) -> lis
     return found
 
 
-def _workers(workers: list[admin.WorkerInfo], running: list[admin.RunningMessage]) -> list[WorkerView]:
+def _workers(workers: list[admin.WorkerInfo], running: list[controls.RunningMessage]) -> list[WorkerView]:
     held: dict[str, list[CurrentMessage]] = {}
     for m in running:
         held.setdefault(m.worker_id, []).append(CurrentMessage(id=m.id, queue_name=m.queue_name,

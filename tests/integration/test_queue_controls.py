@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import dramatiq
 
-from broker import PostgresBroker, admin
+from broker import PostgresBroker, admin, controls
 from tests.conftest import query, wait_for
 
 
 def history(broker) -> dict[str, tuple[int, int]]:
-    return {h.queue_name: (h.processed, h.failed) for h in admin.queue_history(broker)}
+    return {h.queue_name: (h.processed, h.failed) for h in controls.queue_history(broker)}
 
 
 def test_a_paused_queue_gives_nothing_out_until_it_is_resumed(broker, conn):
@@ -20,18 +20,18 @@ def test_a_paused_queue_gives_nothing_out_until_it_is_resumed(broker, conn):
         pass
 
     # Given a paused queue with a due message
-    admin.pause_queue(broker, "reports", by="test")
+    controls.pause_queue(broker, "reports", by="test")
     job.send()
     # When a consumer claims, Then it gets nothing, and the message waits
     assert broker.exchange("reports", [], [], 10)[0] == []
     assert query(conn, "SELECT state::text FROM citeq_messages") == [("queued",)]
-    assert next(h for h in admin.queue_history(broker) if h.queue_name == "reports").paused_at is not None
+    assert next(h for h in controls.queue_history(broker) if h.queue_name == "reports").paused_at is not None
 
     # When it is resumed, Then the next claim takes the message
-    assert admin.resume_queue(broker, "reports") is True
+    assert controls.resume_queue(broker, "reports") is True
     claimed, _ = broker.exchange("reports", [], [], 10)
     assert len(claimed) == 1
-    assert admin.resume_queue(broker, "reports") is False  # resuming twice is harmless
+    assert controls.resume_queue(broker, "reports") is False  # resuming twice is harmless
 
 
 def test_pausing_one_queue_leaves_the_others_running(broker, worker, conn):
@@ -46,7 +46,7 @@ def test_pausing_one_queue_leaves_the_others_running(broker, worker, conn):
         ran.append("free")
 
     worker.stop()  # restart the worker so it consumes the queues declared above
-    admin.pause_queue(broker, "held")
+    controls.pause_queue(broker, "held")
     w = dramatiq.Worker(broker, worker_threads=2, worker_timeout=100)
     w.start()
     try:
@@ -54,7 +54,7 @@ def test_pausing_one_queue_leaves_the_others_running(broker, worker, conn):
         free.send()
         wait_for(lambda: ran == ["free"], message="the free queue's message ran")
         assert query(conn, "SELECT state::text FROM citeq_messages WHERE queue_name = 'held'") == [("queued",)]
-        admin.resume_queue(broker, "held")
+        controls.resume_queue(broker, "held")
         wait_for(lambda: sorted(ran) == ["free", "held"], message="the resumed queue's message ran")
     finally:
         w.stop()
@@ -83,5 +83,5 @@ def test_processed_and_failed_counts_survive_prune_purge_and_retry(db, conn):
     assert admin.retry_dead_letters(b, ids=dead[1:2]) == 1
     assert history(b) == {"reports": (3, 3)}
     later = query(conn, "SELECT now() + interval '2 hours'")[0][0]
-    assert {h.queue_name: (h.processed, h.failed) for h in admin.queue_history(b, now=later)} == {"reports": (0, 0)}
+    assert {h.queue_name: (h.processed, h.failed) for h in controls.queue_history(b, now=later)} == {"reports": (0, 0)}
     b.close()
