@@ -237,6 +237,12 @@ def test_a_red_banner_says_when_work_is_ready_and_no_worker_consumes_its_queue(s
     assert js(browser, "return getComputedStyle(document.getElementById('stall-banner')).backgroundColor") == \
         "rgb(170, 17, 17)"
     assert js(browser, "return document.getElementById('queue-maintenance').dataset.stalled") == "true"
+    # polls rewrite the waiting time, not the row: a click on its button is never swallowed
+    js(browser, "window.pauseButton = document.querySelector('#queue-maintenance button.pause')")
+    shown_age = js(browser, "return document.querySelector('#queue-maintenance .oldest').textContent")
+    wait_for(lambda: js(browser, "return document.querySelector('#queue-maintenance .oldest').textContent") != shown_age,
+             message="the waiting time moves on")
+    assert js(browser, "return window.pauseButton.isConnected")
 
     with running_worker(queue_broker, threads=2):
         wait_for(lambda: not visible(browser, "stall-banner"), message="banner gone once a worker runs")

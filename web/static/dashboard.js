@@ -59,23 +59,40 @@ function cell(row, text, cls) {
   const td = row.insertCell(); td.textContent = text == null ? "" : String(text); if (cls) td.className = cls; return td;
 }
 
-// Re-renders a table only when its data changed (a re-render under the pointer would swallow
-// a click), and labels each cell with its column for the stacked layout on narrow screens.
+// Re-renders only the rows whose data changed (a row re-rendered under the pointer swallows a
+// click on its button), and labels each cell with its column for the stacked layout on narrow
+// screens. Rows a render adds after its own (a traceback) are marked data-companion.
 const rendered = {};
-function fill(table, items, render, empty) {
-  const key = JSON.stringify(items);
-  if (rendered[table] === key) return;
-  rendered[table] = key;
+function fill(table, items, render, empty, keyOf) {
+  const keys = items.map(i => JSON.stringify(keyOf ? keyOf(i) : i));
+  const whole = JSON.stringify(keys);
+  if (rendered[table] === whole) return;
   const t = document.querySelector(table);
   const labels = [...t.tHead.rows[0].cells].map(c => c.textContent);
   const body = t.tBodies[0];
-  body.replaceChildren();
-  if (!items.length) { const r = body.insertRow(); const td = cell(r, empty || "none", "muted wide"); td.colSpan = labels.length; }
-  for (const item of items) {
-    const row = body.insertRow();
+  const draw = (row, item, key) => {
+    row.dataset.key = key;
     render(row, item);
     [...row.cells].forEach((c, i) => { if (labels[i] && !c.dataset.label) c.dataset.label = labels[i]; });
+  };
+  const rows = [...body.rows].filter(r => !r.dataset.companion);
+  const samePlaces = rendered[table] !== undefined && items.length && rows.length === items.length &&
+    rows.every(r => r.dataset.key !== undefined);
+  rendered[table] = whole;
+  if (samePlaces) {
+    items.forEach((item, i) => {
+      const old = rows[i];
+      if (old.dataset.key === keys[i]) return;
+      while (old.nextElementSibling && old.nextElementSibling.dataset.companion) old.nextElementSibling.remove();
+      const fresh = document.createElement("tr");
+      old.replaceWith(fresh);
+      draw(fresh, item, keys[i]);
+    });
+    return;
   }
+  body.replaceChildren();
+  if (!items.length) { const r = body.insertRow(); const td = cell(r, empty || "none", "muted wide"); td.colSpan = labels.length; }
+  items.forEach((item, i) => draw(body.insertRow(), item, keys[i]));
 }
 
 function ordinal(n) {
@@ -231,7 +248,13 @@ function renderOverview(o) {
   $("pause-banner").textContent = paused.length ? "Paused: " + paused.map(q => q.queue_name).join(", ") +
     ". Workers claim nothing from a paused queue until it is resumed." : "";
 
-  fill("#queues", o.queues, renderQueue);
+  // The age of the oldest ready message changes every second: it is written into its cell,
+  // not re-rendered with the row (a row re-rendered under the pointer swallows a click on Pause).
+  fill("#queues", o.queues, renderQueue, null, q => ({ ...q, oldest_age_seconds: null }));
+  for (const q of o.queues) {
+    const c = document.querySelector("#queue-" + CSS.escape(q.queue_name) + " .oldest");
+    if (c) c.textContent = q.ready ? ago(q.oldest_age_seconds) : "—";
+  }
   fill("#workers", o.workers, renderWorker, "no live worker");
   fill("#running", o.analyses, renderRunning, "no analysis running or waiting");
   ops.dead = o.dead_letters;
@@ -247,7 +270,7 @@ function renderQueue(row, q) {
   cell(row, state, "state " + (q.stalled ? "state-stalled" : q.paused ? "state-paused" : ""));
   cell(row, q.ready); cell(row, q.delayed); cell(row, q.running); cell(row, q.dead);
   cell(row, q.processed_last_hour, "processed"); cell(row, q.failed_last_hour, "failed");
-  cell(row, when(q.last_failed_at)); cell(row, q.ready ? ago(q.oldest_age_seconds) : "—");
+  cell(row, when(q.last_failed_at)); cell(row, q.ready ? ago(q.oldest_age_seconds) : "—", "oldest");
   const actions = cell(row, "", "actions");
   const verb = q.paused ? "resume" : "pause";
   actions.append(button(q.paused ? "Resume" : "Pause", verb, () => queueAction(q.queue_name, verb)));
@@ -301,7 +324,7 @@ function renderDead(row, d) {
     };
     actions.append(" ", t);
     // The traceback row follows this one (the row is in the table already: fill inserts first).
-    const tr = el("tr", null, "traceback"); tr.id = detailId; tr.hidden = !ops.tracebacks.has(d.id);
+    const tr = el("tr", null, "traceback"); tr.id = detailId; tr.hidden = !ops.tracebacks.has(d.id); tr.dataset.companion = "1";
     const td = el("td", null, "wide"); td.colSpan = 7; td.append(el("pre", d.traceback)); tr.append(td);
     row.after(tr);
   }
