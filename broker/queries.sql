@@ -71,6 +71,8 @@ WITH done AS (
     WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta <= now()
       -- Claim only after the finished rows are written (see the lock order above).
       AND (SELECT count(*) FROM finished) >= 0
+      -- A paused queue gives nothing out; acks and nacks above still finish.
+      AND NOT EXISTS (SELECT 1 FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s)
     ORDER BY priority, eta, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -156,13 +158,22 @@ RETURNING m.id, m.state::text, m.queue_name;
 -- Delete acknowledged messages older than the retention, a batch at a time.
 -- Two processes pruning at once skip each other's rows (without SKIP LOCKED they could
 -- lock the same rows in different orders and deadlock).
-DELETE FROM citeq_messages
-WHERE id IN (
-    SELECT id FROM citeq_messages
+-- The pruned rows are counted into citeq_queue_history first (the operator's "processed in
+-- the last hour" must not depend on the retention), and history older than a day goes.
+-- The main statement is the DELETE, so the cursor's rowcount is the number pruned.
+WITH doomed AS (
+    SELECT id, queue_name, finished_at FROM citeq_messages
     WHERE state = 'done' AND finished_at < now() - %(retention_seconds)s * interval '1 second'
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
-);
+), folded AS (
+    INSERT INTO citeq_queue_history AS h (queue_name, minute, processed)
+    SELECT queue_name, date_trunc('minute', finished_at), count(*) FROM doomed GROUP BY 1, 2
+    ON CONFLICT (queue_name, minute) DO UPDATE SET processed = h.processed + excluded.processed
+), forgotten AS (
+    DELETE FROM citeq_queue_history WHERE minute < now() - interval '1 day'
+)
+DELETE FROM citeq_messages WHERE id IN (SELECT id FROM doomed);
 
 -- prune_expired_results --
 -- Delete results whose TTL ran out.
@@ -231,6 +242,54 @@ SELECT queue_name,
 FROM queued q FULL JOIN running r USING (queue_name) FULL JOIN dead d USING (queue_name)
 ORDER BY queue_name;
 
+-- queue_history --
+-- Per queue: processed (acknowledged) and failed (dead-lettered) in the last %(seconds)s, as
+-- the finished rows still in the table (each from its state's partial index) plus what was
+-- folded into citeq_queue_history when rows left it; the last failure; whether it is paused.
+WITH live AS (
+    SELECT queue_name, count(*) AS processed, 0::bigint AS failed, NULL::timestamptz AS last_failed
+    FROM citeq_messages
+    WHERE state = 'done' AND finished_at >= coalesce(%(now)s, now()) - %(seconds)s * interval '1 second'
+    GROUP BY queue_name
+    UNION ALL
+    SELECT queue_name, 0, count(*) FILTER (WHERE finished_at >= coalesce(%(now)s, now()) - %(seconds)s * interval '1 second'),
+           max(finished_at)
+    FROM citeq_messages WHERE state = 'dead' GROUP BY queue_name
+    UNION ALL
+    SELECT queue_name, sum(processed), sum(failed), NULL
+    FROM citeq_queue_history
+    WHERE minute >= date_trunc('minute', coalesce(%(now)s, now()) - %(seconds)s * interval '1 second')
+    GROUP BY queue_name
+), paused AS (
+    SELECT queue_name, paused_at FROM citeq_queue_pauses
+)
+SELECT queue_name, coalesce(sum(l.processed), 0)::int, coalesce(sum(l.failed), 0)::int, max(l.last_failed),
+       p.paused_at
+FROM live l FULL JOIN paused p USING (queue_name)
+GROUP BY queue_name, p.paused_at
+ORDER BY queue_name;
+
+-- pause_queue --
+-- Stop consumers claiming from a queue (idempotent: a paused queue stays paused since then).
+INSERT INTO citeq_queue_pauses (queue_name, paused_by) VALUES (%(queue_name)s, %(paused_by)s)
+ON CONFLICT (queue_name) DO NOTHING;
+
+-- resume_queue --
+-- Let consumers claim from a queue again, and wake them now rather than at their next poll.
+WITH resumed AS (
+    DELETE FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s RETURNING queue_name
+)
+SELECT queue_name, pg_notify('citeq_wakeup', queue_name) FROM resumed;
+
+-- running_messages --
+-- Messages claimed by live workers, oldest claim first (the operator's "current messages").
+SELECT worker_id, id, queue_name, actor_name, started_at,
+       extract(epoch FROM now() - started_at)::float8 AS running_seconds
+FROM citeq_messages
+WHERE state = 'running'
+ORDER BY started_at, id
+LIMIT %(limit)s;
+
 -- count_unfinished --
 -- Messages of a queue still to run (join waits for zero): queued and running counted
 -- apart, each from its state's partial index (see queue_stats).
@@ -272,6 +331,15 @@ FOR UPDATE;
 
 -- retry_dead_letters --
 -- Put dead letters back on their queue with fresh deliveries and their given payloads.
+-- The failure is counted into citeq_queue_history first (it happened, whatever comes next).
+WITH letters AS (
+    SELECT id, queue_name, finished_at FROM citeq_messages
+    WHERE id = ANY(%(ids)s::bigint[]) AND state = 'dead'
+), folded AS (
+    INSERT INTO citeq_queue_history AS h (queue_name, minute, failed)
+    SELECT queue_name, date_trunc('minute', coalesce(finished_at, now())), count(*) FROM letters GROUP BY 1, 2
+    ON CONFLICT (queue_name, minute) DO UPDATE SET failed = h.failed + excluded.failed
+)
 UPDATE citeq_messages m
 SET state = 'queued', attempts = 0, eta = now(), dead_reason = NULL, finished_at = NULL,
     started_at = NULL, payload = r.payload, dead_exception = NULL, dead_exception_args = NULL
@@ -281,11 +349,19 @@ RETURNING m.id;
 
 -- purge_dead_letters --
 -- Delete dead letters (all of a queue, or given ids).
-DELETE FROM citeq_messages
-WHERE state = 'dead'
-  AND (%(ids)s::bigint[] IS NULL OR id = ANY(%(ids)s::bigint[]))
-  AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_name)s)
-RETURNING id;
+-- The failures are counted into citeq_queue_history first (see retry_dead_letters).
+WITH purged AS (
+    DELETE FROM citeq_messages
+    WHERE state = 'dead'
+      AND (%(ids)s::bigint[] IS NULL OR id = ANY(%(ids)s::bigint[]))
+      AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_name)s)
+    RETURNING id, queue_name, finished_at
+), folded AS (
+    INSERT INTO citeq_queue_history AS h (queue_name, minute, failed)
+    SELECT queue_name, date_trunc('minute', coalesce(finished_at, now())), count(*) FROM purged GROUP BY 1, 2
+    ON CONFLICT (queue_name, minute) DO UPDATE SET failed = h.failed + excluded.failed
+)
+SELECT id FROM purged;
 
 -- rate_limit_add_one --
 -- Set a key iff it is absent (or expired). True when this call set it.

@@ -309,12 +309,32 @@ def cmd_cancel(args) -> int:
 
 
 def cmd_queues(args) -> int:
-    from broker import admin
+    from analysis.surface import operations
+    from broker import controls
 
-    stats = admin.queue_stats(boot())
+    broker = boot()
+    known = {q for q in broker.get_declared_queues()}
+    if args.queues_command in ("pause", "resume"):
+        if not args.name:
+            raise CliError("usage", f"name the queue to {args.queues_command}")
+        names = {q.queue_name for q in operations.queues(broker, known_queues=known)}
+        if args.name not in names:
+            raise CliError("unknown_queue", f"no queue {args.name}", queue=args.name)
+        if args.queues_command == "pause":
+            controls.pause_queue(broker, args.name, by="cli")
+        else:
+            controls.resume_queue(broker, args.name)
+        paused = args.queues_command == "pause"
+        emit(args, {"queue_name": args.name, "paused": paused},
+             f"queue {args.name} paused: workers claim nothing from it until `citeq queues resume {args.name}`"
+             if paused else f"queue {args.name} resumed: workers claim from it again")
+        return 0
+    stats = operations.queues(broker, known_queues=known)
     emit(args, [s.model_dump(mode="json") for s in stats], lambda: table(
-        [[s.queue_name, s.ready, s.delayed, s.running, s.dead, f"{s.oldest_age_seconds:.1f}s"] for s in stats],
-        ["queue", "ready", "delayed", "running", "dead", "oldest"]) if stats else "no queues")
+        [[s.queue_name, "paused" if s.paused else "NO WORKER" if s.stalled else "", s.ready, s.delayed, s.running,
+          s.dead, s.processed_last_hour, s.failed_last_hour, f"{s.oldest_age_seconds:.1f}s"] for s in stats],
+        ["queue", "state", "ready", "delayed", "running", "dead", "processed 1h", "failed 1h", "oldest"])
+        if stats else "no queues")
     return 0
 
 
@@ -367,6 +387,39 @@ def cmd_web(args) -> int:
     uvicorn.run("web.app:create_app", factory=True, host=settings.host, port=settings.port,
                 proxy_headers=True, log_level=args.log_level, **limits.uvicorn_options(settings))
     return 0
+
+
+def _redacted(url: str) -> str:
+    """A database URL without its password, for a log line."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(":" + parts.password + "@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _run_process(role: str, program: str, argv: list[str]) -> int:
+    """Become ``program actors ARGS`` on the database every citeq command uses: DATABASE_URL,
+    or the embedded server when it is unset (started on demand). The first log line says which."""
+    origin = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "the embedded server (DATABASE_URL unset)"
+    url = database_url()
+    print(f"citeq {role}: using database {_redacted(url)} from {origin}", file=sys.stderr, flush=True)
+    os.environ["DATABASE_URL"] = url
+    local = os.path.join(os.path.dirname(sys.executable), program)
+    executable = local if os.access(local, os.X_OK) else program
+    args = argv[1:] if argv[:1] == ["--"] else argv
+    os.execvp(executable, [program, "actors", *args])
+    return 0  # not reached: exec replaces this process
+
+
+def cmd_worker(args) -> int:
+    return _run_process("worker", "dramatiq", args.args)
+
+
+def cmd_scheduler(args) -> int:
+    return _run_process("scheduler", "periodiq", args.args)
 
 
 # -- parser -------------------------------------------------------------------------------------
@@ -464,7 +517,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("cancel", cmd_cancel, "cancel a queued or pending job (its credit is refunded)")
     p.add_argument("job", type=_id, metavar="JOB")
 
-    add("queues", cmd_queues, "depth, running, dead and oldest age per broker queue")
+    p = add("queues", cmd_queues, "every broker queue: depth, running, dead, processed and failed in the "
+            "last hour, oldest age; pause or resume one")
+    p.add_argument("queues_command", nargs="?", choices=["list", "pause", "resume"], default="list",
+                   metavar="ACTION", help="list (default), pause NAME (workers stop claiming from it), resume NAME")
+    p.add_argument("name", nargs="?", metavar="NAME", help="the queue to pause or resume")
     add("workers", cmd_workers, "live worker processes (heartbeat within the lease), their queues, connections, last heartbeat")
     p = add("dead", cmd_dead, "dead letters: list, retry or purge them")
     p.add_argument("dead_command", choices=["list", "retry", "purge"])
@@ -480,6 +537,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=4, help="worker threads of the demo's worker process")
     p.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
 
+    for name, fn, program in (("worker", cmd_worker, "dramatiq"), ("scheduler", cmd_scheduler, "periodiq")):
+        p = add(name, fn, f"run `{program} actors ARGS` on DATABASE_URL, or on the embedded server when it is "
+                f"unset (as every citeq command does); the first log line names the database", all_env)
+        p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
+                       help=f"passed to {program} (e.g. --processes 2 --threads 8)")
+
     p = add("web", cmd_web, "serve the HTTP API, the dashboard and /metrics", all_env)
     p.add_argument("--host", help="default CITEQ_WEB_HOST or 127.0.0.1")
     p.add_argument("--port", type=int, help="default PORT or 8000")
@@ -487,7 +550,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Commands whose arguments all go to the program they become (argparse would take the
+#: program's options, --processes say, for unknown options of its own).
+_PASSTHROUGH = {"worker": cmd_worker, "scheduler": cmd_scheduler}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in _PASSTHROUGH and not {"-h", "--help"} & set(argv[1:2]):
+        return _PASSTHROUGH[argv[0]](argparse.Namespace(args=argv[1:]))
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args) or 0

@@ -12,6 +12,7 @@ Operator routes (``/api/ops/...``) need an operator token.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -19,15 +20,17 @@ from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, Query, Request
-from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
+from fastapi.middleware.gzip import GZipMiddleware
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from analysis import inputs
 from analysis.queue import userqueue
-from analysis.surface import accounts, views
+from analysis.surface import accounts, operations, views
 from analysis.errors import AnalysisError
+from analysis.settings import QueueSettings
 
 from . import metrics
 from .deps import ERROR_RESPONSES, ApiError, PathId, from_domain, limit, operator, user
@@ -113,6 +116,7 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
                   docs_url=None, redoc_url=None,  # web/apidocs.py serves /docs without a CDN
                   responses=ERROR_RESPONSES)
     app.state.broker, app.state.settings = broker, settings
+    app.state.job_cost = QueueSettings.from_env().job_cost
     app.state.metrics = metrics.private_registry(broker)
 
     @app.exception_handler(ApiError)
@@ -148,7 +152,14 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
     apidocs.install(app)
     limits.install(app, settings)
     app.add_middleware(security.SecurityHeaders)
+    # Static files (the API docs' 1.5 MB Swagger UI among them) and large JSON go gzipped to
+    # clients that accept it; small answers are not worth the CPU.
+    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
     return app
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
 def _allowed_methods(request: Request) -> list[str]:
@@ -169,18 +180,26 @@ def _job_or_404(broker, job_id: int, user_id: int) -> views.JobView:
 
 
 def _routes(app: FastAPI) -> None:
+    versions = {name: _digest(STATIC / name) for name in _STATIC_FILES}
+    page = (STATIC / "dashboard.html").read_text(encoding="utf-8")
+    for name, version in versions.items():
+        page = page.replace(f'"/static/{name}"', f'"/static/{name}?v={version}"')
+
     @app.get("/", include_in_schema=False)
     def dashboard():
-        return FileResponse(STATIC / "dashboard.html", media_type="text/html")
+        # The page names its script and style by content digest, so those can be cached for
+        # good; the page itself is revalidated each time.
+        return HTMLResponse(page, headers={"Cache-Control": "no-cache"})
 
     # The dashboard's script and style are files of their own, so that a Content-Security-Policy
     # can allow scripts from this origin only (no inline code).
     @app.get("/static/{name}", include_in_schema=False)
-    def static(name: str):
+    def static(name: str, v: str | None = None):
         media = _STATIC_FILES.get(name)
         if media is None:
             raise ApiError(404, "not_found", f"no static file {name}")
-        return FileResponse(STATIC / name, media_type=media)
+        cache = "public, max-age=31536000, immutable" if v == versions[name] else "no-cache"
+        return FileResponse(STATIC / name, media_type=media, headers={"Cache-Control": cache})
 
     @app.get("/healthz", tags=["ops"])
     def healthz(request: Request):
@@ -197,8 +216,11 @@ def _routes(app: FastAPI) -> None:
 
     @app.get("/api/me", tags=["users"], response_model=accounts.Account)
     def me(request: Request, user_id: int = Depends(user)):
-        """Your account: credits and jobs by status."""
-        return accounts.view(request.app.state.broker, user_id)
+        """Your account: credits, jobs by status, and what an analysis costs."""
+        found = accounts.view(request.app.state.broker, user_id)
+        if found is not None:
+            found.analysis_cost = request.app.state.job_cost
+        return found
 
     @app.get("/api/documents", tags=["uploads"], response_model=list[views.DocumentView])
     def documents(request: Request, user_id: int = Depends(user)):
@@ -257,8 +279,20 @@ def _admit(request: Request, user_id: int, thesis_id: int, source_ids: list[int]
                         headers={"Location": f"/api/analyses/{job.id}"})
 
 
+def _known_queues(request: Request) -> set[str]:
+    return set(request.app.state.broker.get_declared_queues())
+
+
+def _queue_or_404(request: Request, queue_name: str) -> operations.QueueView:
+    found = operations.queues(request.app.state.broker, known_queues=_known_queues(request))
+    for q in found:
+        if q.queue_name == queue_name:
+            return q
+    raise ApiError(404, "unknown_queue", f"no queue {queue_name}", queue=queue_name)
+
+
 def _ops_routes(app: FastAPI) -> None:
-    from broker import admin
+    from broker import admin, controls
 
     @app.get("/api/ops/queues", tags=["ops"], response_model=list[admin.QueueStats])
     def queues(request: Request, _=Depends(operator)):
@@ -288,6 +322,38 @@ def _ops_routes(app: FastAPI) -> None:
         if admin.purge_dead_letters(request.app.state.broker, ids=[letter_id]) == 0:
             raise ApiError(404, "unknown_dead_letter", f"no dead letter {letter_id}", id=letter_id)
         return {"purged": 1}
+
+    @app.get("/api/ops/overview", tags=["ops"], response_model=operations.Overview)
+    def overview(request: Request, _=Depends(operator)):
+        """Everything the operator view shows in one read: every queue (also empty ones) with
+        processed / failed in the last hour and whether it is paused or stalled (work ready, no
+        live worker consumes it), live workers with their current messages, the analyses in
+        flight, and dead letters with their exception's last line."""
+        return operations.overview(request.app.state.broker, known_queues=_known_queues(request))
+
+    @app.post("/api/ops/queues/{queue_name}/pause", tags=["ops"], response_model=operations.QueueView)
+    def pause(request: Request, queue_name: str, _=Depends(operator)):
+        """Pause a queue: no worker claims from it until it is resumed (running messages finish)."""
+        _queue_or_404(request, queue_name)
+        controls.pause_queue(request.app.state.broker, queue_name, by="api")
+        return _queue_or_404(request, queue_name)
+
+    @app.post("/api/ops/queues/{queue_name}/resume", tags=["ops"], response_model=operations.QueueView)
+    def resume(request: Request, queue_name: str, _=Depends(operator)):
+        """Resume a paused queue: workers claim from it again at once."""
+        _queue_or_404(request, queue_name)
+        controls.resume_queue(request.app.state.broker, queue_name)
+        return _queue_or_404(request, queue_name)
+
+    @app.post("/api/ops/dead-letters/retry", tags=["ops"])
+    def retry_many(request: Request, queue: QueueName = None, _=Depends(operator)):
+        """Put every dead letter (of one queue, with ``?queue=``) back on its queue; how many."""
+        return {"retried": admin.retry_dead_letters(request.app.state.broker, queue_name=queue)}
+
+    @app.delete("/api/ops/dead-letters", tags=["ops"])
+    def purge_many(request: Request, queue: QueueName = None, _=Depends(operator)):
+        """Delete every dead letter (of one queue, with ``?queue=``) for good; how many."""
+        return {"purged": admin.purge_dead_letters(request.app.state.broker, queue_name=queue)}
 
     @app.get("/api/ops/analyses", tags=["ops"], response_model=list[views.JobView])
     def all_jobs(request: Request, limit: int = 100, _=Depends(operator)):

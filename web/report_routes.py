@@ -14,9 +14,10 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from analysis.surface import evidence as evidences
 from analysis.surface import report as reports
 
-from .deps import ApiError, user
+from .deps import ApiError, PathId, user
 
 #: The HTML report is a document of its own: its inline style and nothing else may load.
 #: (The global security-headers middleware keeps a CSP a route set.)
@@ -86,3 +87,14 @@ def install(app: FastAPI) -> None:
         """The report of one of your analyses: a self-contained HTML document that prints on A4
         (default), or ``?format=csv|json``."""
         return await run_in_threadpool(_answer, request.app.state.broker, job_id, user_id, format)
+
+    @app.get("/api/analyses/{job_id}/citations/{number}/evidence", tags=["reports"],
+             response_model=evidences.EvidenceView, responses=_NOT_FOUND)
+    async def evidence(request: Request, job_id: PathId, number: PathId, user_id: int = Depends(user)):
+        """Citation ``number`` (1-based) in place: the thesis page with the claim marked and the
+        cited source's page with the quoted evidence marked, from the stored document structure."""
+        found = await run_in_threadpool(evidences.view, request.app.state.broker, job_id, number, user_id=user_id)
+        if found is None:
+            raise ApiError(404, "unknown_citation", f"no citation {number} in job {job_id}", job_id=job_id,
+                           number=number)
+        return found

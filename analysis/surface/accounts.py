@@ -69,6 +69,7 @@ class Account(BaseModel):
     credits: int
     created_at: datetime
     jobs: dict[str, int]
+    analysis_cost: int | None = None  #: credits one analysis costs (set where the settings are known)
 
 
 class Holder(BaseModel):

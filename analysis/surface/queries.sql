@@ -226,3 +226,41 @@ FROM job_citations c
 LEFT JOIN documents d ON d.id = c.source_document_id AND d.user_id = c.user_id
 WHERE c.job_id = %(job_id)s AND c.user_id = %(user_id)s
 ORDER BY c.ordinal;
+
+-- job_active_ids_many --
+-- The analyses running or pending (message sent, waiting for a worker), oldest first: the
+-- operator's "running analyses" (reads the partial index of active jobs).
+SELECT id FROM analysis_jobs
+WHERE status IN ('running', 'pending')
+ORDER BY status DESC, id
+LIMIT %(limit)s;
+
+-- citation_evidence_one --
+-- One citation of one job of the user, with what is needed to show it in place: the claim,
+-- its sentence and thesis page, the quoted evidence and its source page. No row: no such
+-- citation of this user.
+SELECT c.ordinal, c.verdict::text, c.claim, c.sentence, c.page, j.thesis_id, c.source_document_id,
+       c.evidence, c.evidence_page
+FROM job_citations c JOIN analysis_jobs j ON j.id = c.job_id AND j.user_id = c.user_id
+WHERE c.job_id = %(job_id)s AND c.user_id = %(user_id)s AND c.ordinal = %(ordinal)s;
+
+-- document_page_blocks_one --
+-- One page of a document of the user as its reader structured it: headings and paragraphs
+-- that start on the page or run on to it, in reading order (from documents.structure; only
+-- that page's entries leave the server), the page's plain text (the fallback for documents
+-- stored without a structure) and the document's page count.
+SELECT d.filename,
+       (SELECT p.text FROM document_pages p WHERE p.document_id = d.id AND p.page = %(page)s),
+       (SELECT coalesce(jsonb_agg(b.block ORDER BY b.position), '[]'::jsonb) FROM (
+            SELECT jsonb_build_object('kind', 'heading', 'text', h ->> 'text') AS block,
+                   (h ->> 'position')::int AS position
+            FROM jsonb_array_elements(coalesce(d.structure -> 'headings', '[]'::jsonb)) h
+            WHERE (h ->> 'page')::int = %(page)s
+            UNION ALL
+            SELECT jsonb_build_object('kind', 'paragraph', 'text', g ->> 'text'), (g ->> 'position')::int
+            FROM jsonb_array_elements(coalesce(d.structure -> 'paragraphs', '[]'::jsonb)) g
+            WHERE (g ->> 'page')::int = %(page)s
+               OR EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(g -> 'breaks', '[]'::jsonb)) br
+                          WHERE (br ->> 1)::int = %(page)s)) b),
+       (SELECT max(p.page) FROM document_pages p WHERE p.document_id = d.id)
+FROM documents d WHERE d.id = %(document_id)s AND d.user_id = %(user_id)s;

@@ -36,6 +36,57 @@ PENDING = "pending"
 #: Shown where the database holds no value yet (judge, match method of an older job).
 NONE = "—"
 
+#: How a citation's source was found, in words.
+MATCHED_BY = {"doi": "its DOI", "author_year": "author and year", "title": "its title",
+              "metadata": "the source's metadata"}
+
+
+def judge_words(judge: str | None) -> str:
+    """Who checked the citations, in words ("offline" is the built-in rules)."""
+    if not judge:
+        return NONE
+    if judge == "offline":
+        return "built-in rules (no network)"
+    if judge.startswith("openai:"):
+        return "language model " + judge.split(":", 1)[1]
+    return judge
+
+
+def retrieval_words(mode: str | None) -> str:
+    """How passages of the sources were found, in words."""
+    if not mode:
+        return NONE
+    for name, words in (("bm25", "keyword search"), ("hybrid", "keyword and meaning search")):
+        if mode.startswith(name):
+            return words + mode[len(name):]
+    return mode
+
+
+def finding(c: "ReportCitation") -> str:
+    """What was found, in one plain sentence; for ``uncertain``, what to check."""
+    source = c.source_filename or "the cited source"
+    where = f" on p. {c.evidence_page} of {source}" if c.evidence_page is not None else f" in {source}"
+    v = c.verdict.value if c.verdict is not None else PENDING
+    if v == "supported":
+        return "The source says what the claim says" + (f": see the passage{where}." if c.evidence else ".")
+    if v == "partially_supported":
+        return f"The source backs part of the claim, not all of it: check which part the passage{where} leaves out."
+    if v == "not_supported":
+        return "The source says something different from the claim" + (
+            f": compare the passage{where}." if c.evidence else ".")
+    if v == "uncertain":
+        if c.evidence:
+            return (f"The wording alone does not settle it: read the passage{where} and decide whether it "
+                    "says what the claim says.")
+        return f"No passage close enough to the claim was found: look in {source} for where it makes this point."
+    if v == "source_missing":
+        if c.source_document_id is not None:
+            return "The cited source could not be read, so nothing was checked."
+        return "The cited work is not among the uploaded sources, so nothing was checked" + (
+            f" ({c.unresolved_reason})." if c.unresolved_reason else ".")
+    return "Not checked yet: the analysis is still running."
+
+
 CSV_COLUMNS = ["number", "thesis_page", "marker", "claim", "source_file", "reference", "match_method",
                "unresolved_reason", "verdict", "confidence", "evidence", "evidence_page", "rationale",
                "carried_over"]
@@ -102,6 +153,20 @@ class ReportCitation(BaseModel):
         """Whether a delta re-check copied this verdict from its base job instead of judging it."""
         return self.carried_from_id is not None
 
+    @computed_field
+    @property
+    def found_by(self) -> str | None:
+        """How the source was found, in words (None when it was not)."""
+        if self.source_document_id is None:
+            return None
+        return MATCHED_BY.get(self.match_method or "", "its reference")
+
+    @computed_field
+    @property
+    def finding(self) -> str:
+        """What was found, in one plain sentence."""
+        return finding(self)
+
     @property
     def verdict_key(self) -> str:
         return self.verdict.value if self.verdict is not None else PENDING
@@ -123,6 +188,18 @@ class JobFacts(BaseModel):
     started_at: datetime | None
     finished_at: datetime | None
     error: str | None
+
+    @computed_field
+    @property
+    def checked_by(self) -> str:
+        """Who checked the citations, in words."""
+        return judge_words(self.judge)
+
+    @computed_field
+    @property
+    def passages_by(self) -> str:
+        """How passages were found, in words."""
+        return retrieval_words(self.retrieval_mode)
 
     @computed_field
     @property
@@ -305,6 +382,11 @@ blockquote { border-left: 2pt solid #bbb; padding-left: .35rem; font-style: ital
 .v-uncertain .badge { background: #e4e4f7; color: #33336b; }
 .v-source_missing .badge { background: #eee; color: #444; }
 .v-pending .badge { background: #fff; color: #777; border: .5pt dashed #999; }
+.attention { border: .5pt solid #e3b3b3; border-left: 3pt solid #a11; padding: .1rem .6rem .4rem; margin: .8rem 0; }
+.attention.clear { border-color: #b7dcbf; border-left-color: #146c2e; }
+.attention ul { list-style: none; padding: 0; margin: .2rem 0; }
+.attention li { margin: .15rem 0; }
+.finding { font-size: 8.5pt; margin-top: .15rem; }
 .unresolved { color: #8a1111; }
 .muted { color: #777; }
 footer { margin-top: 1rem; color: #777; font-size: 8pt; }
@@ -326,7 +408,7 @@ def render_html(report: Report) -> str:
     counts = {k: n for k, n in report.counts.items() if k != PENDING or n}  # pending only while some are
     facts = [("Job", f"{j.id}" + (f" (re-check of job {j.delta_of})" if j.delta_of else "")),
              ("Status", j.status + (f": {j.error}" if j.error else "")),
-             ("Judge", j.judge or NONE), ("Retrieval", j.retrieval_mode or NONE),
+             ("Checked by", j.checked_by), ("Passages found by", j.passages_by),
              ("Started", _when(j.started_at)), ("Finished", _when(j.finished_at)),
              ("Duration", _duration(j.duration_seconds)), ("Citations", f"{report.judged} of {report.total} judged")]
     parts = [
@@ -342,11 +424,34 @@ def render_html(report: Report) -> str:
         "</tr></thead><tbody><tr>",
         "".join(f'<td id="count-{e(k)}">{n}</td>' for k, n in counts.items()),
         "</tr></tbody></table>\n",
+        _attention_html(report, e),
         _sources_html(report, e),
         _citations_html(report, e),
         f"<footer>Generated by citeq at {e(_when(report.generated_at))}.</footer>\n</body>\n</html>\n",
     ]
     return "".join(parts)
+
+
+#: What a lecturer looks at first, in this order.
+ATTENTION = [Verdict.not_supported.value, Verdict.partially_supported.value, Verdict.uncertain.value,
+             Verdict.source_missing.value]
+
+
+def _attention_html(report: Report, e) -> str:
+    """The "needs attention" block: per verdict that needs a look, its count and citation numbers."""
+    needs = {v: [c.number for c in report.citations if c.verdict_key == v] for v in ATTENTION}
+    needs = {v: numbers for v, numbers in needs.items() if numbers}
+    total = sum(len(n) for n in needs.values())
+    if not total:
+        summary = ("Nothing needs attention: every citation is supported by its source." if report.total and
+                   not report.counts[PENDING] else "Nothing needs attention so far.")
+        return f'<section class="attention clear"><h2>Needs attention</h2><p>{e(summary)}</p></section>\n'
+    items = "".join(
+        f'<li class="v-{e(v)}"><span class="badge">{len(numbers)} {e(label(v))}</span> '
+        f'citation{"s" if len(numbers) > 1 else ""} {e(", ".join(map(str, numbers)))}</li>'
+        for v, numbers in needs.items())
+    return (f'<section class="attention"><h2>Needs attention</h2><p>{total} of {report.total} citations need '
+            f"you.</p><ul>{items}</ul></section>\n")
 
 
 def _sources_html(report: Report, e) -> str:
@@ -357,10 +462,10 @@ def _sources_html(report: Report, e) -> str:
             rows.append(f'<tr><td>{name}</td><td class="muted">no citation resolved to it</td><td>{NONE}</td></tr>')
         for i, ref in enumerate(s.references):
             rows.append(f"<tr><td>{name if i == 0 else ''}</td><td>{e(ref.reference or NONE)}</td>"
-                        f"<td>{e(ref.match_method or NONE)}</td></tr>")
+                        f"<td>{e(MATCHED_BY.get(ref.match_method or '', ref.match_method or NONE))}</td></tr>")
     body = "".join(rows) or '<tr><td colspan="3" class="muted">no sources</td></tr>'
     return ('<h2>Sources</h2>\n<table class="sources"><thead><tr><th>File</th><th>Resolved reference</th>'
-            f"<th>Matched by</th></tr></thead><tbody>{body}</tbody></table>\n")
+            f"<th>Found by</th></tr></thead><tbody>{body}</tbody></table>\n")
 
 
 def _citations_html(report: Report, e) -> str:
@@ -369,12 +474,12 @@ def _citations_html(report: Report, e) -> str:
         key = c.verdict_key
         if c.source_document_id is not None:
             # The reference it resolved through is in the sources table; unresolved ones show theirs here.
-            source = f'{e(c.source_filename)}<div class="how">matched by {e(c.match_method or NONE)}</div>'
+            source = f'{e(c.source_filename)}<div class="how">found by {e(c.found_by)}</div>'
         else:
             source = ('<span class="unresolved">not resolved</span>'
                       + (f'<div class="ref">{e(c.reference)}</div>' if c.reference else "")
                       + (f'<div class="how">{e(c.unresolved_reason)}</div>' if c.unresolved_reason else ""))
-        verdict = (f'<span class="badge">{e(label(key))}</span>'
+        verdict = (f'<span class="badge">{e(label(key))}</span><div class="finding">{e(c.finding)}</div>'
                    + (f'<div class="confidence">confidence {c.confidence:.2f}</div>' if c.confidence is not None else "")
                    + (f'<div class="carried">carried over from job {e(report.job.delta_of)}</div>'
                       if c.carried_over else ""))
@@ -383,13 +488,13 @@ def _citations_html(report: Report, e) -> str:
                      if c.evidence_page is not None else "")
         rows.append(
             f'<tr class="citation v-{e(key)}" id="citation-{c.number}" data-verdict="{e(key)}">'
-            f'<td class="n">{c.number}</td>'
+            f'<td class="n">{c.number}</td><td class="verdict">{verdict}</td>'
             f'<td class="claim"><div class="marker">{e(c.marker)}</div><p>{e(c.claim)}</p>'
             + (f'<div class="page">thesis p. {e(c.page)}</div>' if c.page is not None else "") + "</td>"
-            f'<td class="source">{source}</td><td class="verdict">{verdict}</td>'
+            f'<td class="source">{source}</td>'
             f'<td class="evidence">{evidence}</td><td class="rationale">{e(c.rationale)}</td></tr>')
     body = "".join(rows) or '<tr><td colspan="6" class="muted">no citations found (yet)</td></tr>'
-    return ('<h2>Citations</h2>\n<table class="citations"><colgroup><col class="n"><col class="claim">'
-            '<col class="source"><col class="verdict"><col class="evidence"><col class="rationale"></colgroup>'
-            "<thead><tr><th>#</th><th>Claim</th><th>Cited source</th><th>Verdict</th><th>Evidence</th>"
+    return ('<h2>Citations</h2>\n<table class="citations"><colgroup><col class="n"><col class="verdict">'
+            '<col class="claim"><col class="source"><col class="evidence"><col class="rationale"></colgroup>'
+            "<thead><tr><th>#</th><th>Verdict</th><th>Claim</th><th>Cited source</th><th>Evidence</th>"
             f"<th>Rationale</th></tr></thead><tbody>{body}</tbody></table>\n")

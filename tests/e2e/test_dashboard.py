@@ -96,7 +96,7 @@ def test_a_queued_job_moves_to_running_when_its_predecessor_finishes(server, bro
         browser.get(f"{server}/#token={token}")
         wait_for(lambda: status_of(browser, first) == "running", message="first job shown running")
         assert status_of(browser, second) == "queued"
-        assert text_of(browser, f"#job-{second} .status") == "queued #1"
+        assert text_of(browser, f"#job-{second} .status") == "1st in your queue"
         loaded_at = browser.execute_script("return performance.timeOrigin")
 
         hooks.set_flag(conn, "first")

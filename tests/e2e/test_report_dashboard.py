@@ -57,7 +57,7 @@ def test_a_finished_report_filters_to_not_supported_and_unfolds_a_row_with_its_e
     open_report(browser, server, accounts.mint_token(queue_broker, 1), job_id)
     wait_for(lambda: len(shown_rows(browser)) == len(rows), message="every citation shown")
     assert js(browser, "return document.getElementById('report-view').dataset.status") == "succeeded"
-    assert js(browser, "return document.querySelector('#report-counts .verdict-not_supported').textContent") == \
+    assert js(browser, "return document.querySelector('#report-counts [data-verdict=not_supported]').textContent") == \
         f"{len(not_supported)} not supported"
 
     js(browser, "const s = document.getElementById('verdict-filter'); s.value = 'not_supported';"

@@ -65,7 +65,9 @@ USER_ROUTES = [("get", "/api/me"), ("get", "/api/documents"), ("get", "/api/anal
                ("post", "/api/analyses/1/delta"), ("post", "/api/uploads"), ("get", "/api/uploads/1")]
 OPS_ROUTES = [("get", "/api/ops/queues"), ("get", "/api/ops/workers"), ("get", "/api/ops/dead-letters"),
               ("post", "/api/ops/dead-letters/1/retry"), ("delete", "/api/ops/dead-letters/1"),
-              ("get", "/api/ops/analyses")]
+              ("get", "/api/ops/analyses"), ("get", "/api/ops/overview"), ("post", "/api/ops/queues/default/pause"),
+              ("post", "/api/ops/queues/default/resume"), ("post", "/api/ops/dead-letters/retry"),
+              ("delete", "/api/ops/dead-letters")]
 
 
 @pytest.mark.parametrize("method,path", USER_ROUTES + OPS_ROUTES)

@@ -46,3 +46,25 @@ def _job_row(filename: str = "thesis.pdf") -> tuple:
 def test_csv_of_a_report_without_citations_is_its_header_row():
     text = report.render_csv(report.assemble(_job_row(), []))
     assert text == "\ufeff" + ",".join(report.CSV_COLUMNS) + "\r\n"
+
+
+def test_the_html_report_opens_with_what_needs_attention_in_verdict_order_and_the_verdict_first_in_each_row():
+    rows = [(i, f"[{i}]", f"claim {i}", 1, 5, "s.pdf", None, "author_year", None, verdict, 0.5, "quote", 2, "why",
+             None, None)
+            for i, verdict in enumerate(["supported", "uncertain", "not_supported", "uncertain", "partially_supported"])]
+    doc = report.render_html(report.assemble(_job_row(), rows))
+    block = doc[doc.index('<section class="attention">'):doc.index("</section>")]
+    assert "4 of 5 citations need you." in block
+    assert [part.split('"')[0] for part in block.split('<li class="v-')[1:]] == [
+        "not_supported", "partially_supported", "uncertain"]
+    assert "2 uncertain</span> citations 2, 4" in block
+    assert doc.index("Needs attention") < doc.index("<h2>Citations</h2>")
+    first_row = doc[doc.index('id="citation-1"'):]
+    assert first_row.index('class="verdict"') < first_row.index('class="claim"')
+    assert "author_year" not in doc and "found by author and year" in doc and "Checked by" in doc
+
+
+def test_a_report_with_nothing_to_look_at_says_so():
+    rows = [(0, "[1]", "claim", 1, 5, "s.pdf", None, "doi", None, "supported", 0.9, "q", 2, "why", None, None)]
+    doc = report.render_html(report.assemble(_job_row(), rows))
+    assert "Nothing needs attention: every citation is supported by its source." in doc
