@@ -1,4 +1,4 @@
-"""The offline judge on its held-out batches (tests/data/judge_cases_heldout*.jsonl): claims
+"""The offline judge's rule table on its held-out batches (tests/data/judge_cases_heldout*.jsonl): claims
 against invented sources of other domains and styles than the tuning set, English and German,
 each batch written and measured before any judge change made for it.
 
@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import pytest
 
+from analysis.pipeline.judging.offline import OfflineJudge
 from tests.judge_cases import HELDOUT, evaluate, load_cases
 
 #: (decided right at least, uncertain at most) per batch, just below the figures when set.
@@ -65,16 +66,21 @@ FLOORS = {"judge_cases_heldout.jsonl": (0.92, 0.41), "judge_cases_heldout2.jsonl
           "judge_cases_heldout5.jsonl": (0.80, 0.29), "judge_cases_heldout6.jsonl": (0.79, 0.43),
           "judge_cases_heldout7.jsonl": (0.83, 0.41), "judge_cases_heldout8.jsonl": (0.62, 0.44),
           "judge_cases_heldout9.jsonl": (0.72, 0.47)}
-#: Contradicted claims judged `supported` that no general rule decides yet, per batch.
-KNOWN_MISSES = {"judge_cases_heldout7.jsonl": ["h7-agripv-08"],
-                "judge_cases_heldout8.jsonl": ["h8-esports-08", "h8-moorvernaessung-08"],
-                "judge_cases_heldout9.jsonl": ["h9-pruefungsangst-09"]}
+#: Contradicted claims the raw rule table judges `supported`, per batch (since issue 23 a
+#: contradicted negation counts as well as a number or direction: h2_en_battery_06,
+#: h7-hausarzt-09, h8-museumvisit-09 and h9-inoculation-09 joined the list). The shipped judge
+#: turns none of them into a `supported` (`test_the_calibrated_judge_supports_no_contradiction`).
+KNOWN_MISSES = {"judge_cases_heldout2.jsonl": ["h2_en_battery_06"],
+                "judge_cases_heldout7.jsonl": ["h7-hausarzt-09", "h7-agripv-08"],
+                "judge_cases_heldout8.jsonl": ["h8-museumvisit-09", "h8-esports-08", "h8-moorvernaessung-08"],
+                "judge_cases_heldout9.jsonl": ["h9-inoculation-09", "h9-pruefungsangst-09"]}
 
 
 @pytest.fixture(scope="module", params=HELDOUT, ids=lambda p: p.name)
 def batch(request) -> tuple[str, list, dict]:
+    """The raw rule table (issue 23) on a batch: it decides as the judge did before it became a table."""
     cases = load_cases(request.param)
-    return request.param.name, cases, evaluate(cases)
+    return request.param.name, cases, evaluate(cases, OfflineJudge(calibration=None))
 
 
 def test_each_batch_is_bilingual_and_mixed(batch) -> None:
@@ -95,3 +101,9 @@ def test_decided_verdicts_stay_above_the_floor(batch) -> None:
 def test_a_contradicted_number_or_direction_is_never_supported(batch) -> None:
     name, _, figures = batch
     assert figures["contradicted_supported"] == KNOWN_MISSES.get(name, []), name
+
+
+@pytest.mark.parametrize("path", HELDOUT, ids=lambda p: p.name)
+def test_the_calibrated_judge_supports_no_contradiction(path) -> None:
+    # the shipped judge: only rules measured at 90 % or more on held-out cases decide
+    assert evaluate(load_cases(path), OfflineJudge())["contradicted_supported"] == []
