@@ -29,7 +29,7 @@ HELDOUT = [Path(__file__).resolve().parent / "data" / name
                         "judge_cases_heldout3.jsonl", "judge_cases_heldout4.jsonl",
                         "judge_cases_heldout5.jsonl", "judge_cases_heldout6.jsonl",
                         "judge_cases_heldout7.jsonl", "judge_cases_heldout8.jsonl",
-                        "judge_cases_heldout9.jsonl")]
+                        "judge_cases_heldout9.jsonl", "judge_cases_heldout10.jsonl")]
 VERDICTS = ["supported", "partially_supported", "not_supported", "uncertain"]
 
 

@@ -295,8 +295,9 @@ def gather(claim: str, claim_lang: str, focus: Sentence, scorer: Scorer, cov: fl
                         or lexical.open_question(focus.window)):
         generalised = None  # the closest sentence argues against the claim instead of building it
     pair_cov, pair_text = max(((scorer.coverage(p, focus.lang), p) for p in focus.pairs if p), default=(0.0, None))
-    focus_hit = focus.hit
-    similarity = getattr(focus_hit, "focus_similarity", None)
+    # retrieval sets the embedder's focus sentence and its cosine on the first hit (when an embedder ran)
+    top = next((s.hit for _, _, _, s in scored if s.rank == 0), focus.hit)
+    similarity = getattr(top, "focus_similarity", None)
     return Evidence(
         claim=claim, claim_lang=claim_lang, focus=focus, t=t, cov=cov, cov_window=cov_window, related=related,
         strength=strength, zone=zone, sentences_read=len(ranked), anchored=anchored,

@@ -19,7 +19,7 @@ from analysis.pipeline.judging import lexical
 from analysis.pipeline.judging.assessment import Assessment, Sentence
 from analysis.pipeline.judging.calibration import Calibration
 from analysis.pipeline.judging.directions import part_terms
-from analysis.pipeline.judging.evidence import Thresholds, gather
+from analysis.pipeline.judging.evidence import Evidence, Thresholds, gather
 from analysis.pipeline.judging.figures import states_figure, states_share
 from analysis.pipeline.judging.rules import RULES, decide, guarded
 from analysis.pipeline.judging.scoring import Scorer, across_languages, split_sentences
@@ -111,15 +111,27 @@ class OfflineJudge:
                           reason=f"the source states part of the claim ({high:.0%} of its key terms in one sentence), "
                                  f"not “{clip(extra.strip(), 80)}” ({low:.0%})")
 
+    def evidence(self, claim: str, passages: list[Hit]) -> Evidence | None:
+        """The evidence record of the whole claim against its focus sentence (None without passages
+        or content words): what every rule reads, for tests and for inspecting a verdict."""
+        sentences = split_sentences(passages)
+        return self._evidence(claim, sentences) if sentences else None
+
     def _assess(self, claim: str, sentences: list[Sentence]) -> Assessment:
-        """One claim (or clause) against the sentences: its focus, its evidence record, the table."""
+        """One claim (or clause) against the sentences: its evidence record, the table, the guards."""
+        evidence = self._evidence(claim, sentences)
+        if evidence is None:
+            return Assessment(verdict=Verdict.uncertain, confidence=0.0, cue="weak", coverage=0.0, sentence=None,
+                              reason="the claim has no content words to look for", rule="no_content_words")
+        return guarded(claim, evidence.claim_lang, decide(evidence))
+
+    def _evidence(self, claim: str, sentences: list[Sentence]) -> Evidence | None:
         claim_lang = lexical.language(claim)
         scorer = Scorer(claim, claim_lang, sentences)
         scored = [(scorer.coverage(s.text, s.lang), scorer.coverage(s.window, s.lang), -s.rank, s)
                   for s in sentences if scorer.terms(s.lang)]
         if not scored:
-            return Assessment(verdict=Verdict.uncertain, confidence=0.0, cue="weak", coverage=0.0, sentence=None,
-                              reason="the claim has no content words to look for", rule="no_content_words")
+            return None
         # A sentence stating the claim's figure (2.1 %, "three times"), or its share in other words
         # ("jeder Sechste" for 17 %), is likelier the one the claim draws on; two or more of its
         # figures in one sentence pin it down whatever words it uses.
@@ -133,8 +145,7 @@ class OfflineJudge:
         # For the direction of a related sentence, its neighbours count: "Ihr Anteil stieg" refers back.
         ranked = [(c, w, s) for c, w, _, s in sorted(scored, key=lambda x: (max(x[0], x[1]), x[0], x[2]),
                                                      reverse=True)]
-        evidence = gather(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked, scored, self.t)
-        return guarded(claim, claim_lang, decide(evidence))
+        return gather(claim, claim_lang, focus, scorer, cov, cov_window, context, ranked, scored, self.t)
 
     def _combine(self, whole: Assessment, parts: list[Assessment]) -> Assessment:
         everyone = [whole, *parts]

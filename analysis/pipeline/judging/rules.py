@@ -259,6 +259,14 @@ def guarded(claim: str, claim_lang: str, a: Assessment) -> Assessment:
     return a
 
 
+#: The names the judge gives outside the table: a claim without content words, and the ways a
+#: claim of several clauses or parts is combined (`OfflineJudge._combine`, `_extra_part`): a
+#: clause stated beside one not stated or contradicted (`clauses_partly_stated`), a supported
+#: clause beside an unstated one (`clause_unstated`) or a paraphrased one (`clauses_paraphrased`),
+#: a part the source hardly states (`extra_part`).
+COMBINED = ("no_content_words", "clauses_partly_stated", "clause_unstated", "clauses_paraphrased", "extra_part")
+
+
 def rule_names() -> list[str]:
-    """Every rule and guard name, in table order, once each."""
-    return list(dict.fromkeys([r.name for r in RULES] + [g.name for g in GUARDS]))
+    """Every rule, combination and guard name, in table order, once each."""
+    return list(dict.fromkeys([r.name for r in RULES] + list(COMBINED) + [g.name for g in GUARDS]))
