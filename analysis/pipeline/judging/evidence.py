@@ -128,7 +128,6 @@ class Evidence:
     related_direction: tuple[str, Other] | None
     overstated: str | None
     weak_overstated: str | None
-    never_only: bool
     open_question: bool
     claim_negated: bool
     clause_negated: bool
@@ -317,7 +316,6 @@ def gather(claim: str, claim_lang: str, focus: Sentence, scorer: Scorer, cov: fl
         window_quantified=any(not q.weak for q in lexical.quantities(focus.window, focus.lang)),
         related_direction=related_direction, overstated=overstated,
         weak_overstated=overstated or overstatement_of(clause),
-        never_only=lexical.negated_only_by_never(claim),
         open_question=lexical.open_question(focus.text) and not lexical.open_question(claim),
         claim_negated=claim_negated, clause_negated=clause_negated, focus_negated=lexical.negated(focus.text),
         source_denies=source_denies,

@@ -133,8 +133,6 @@ RULES: tuple[Rule, ...] = (
     Rule("related_direction_agrees", S, _other("agree"), "the source states the claim's direction and key terms",
          where=_other_sentence, cue="direction"),
     # -- negation and overstatement
-    Rule("never_overstates", P, lambda e: e.overstated and e.on_subject and e.never_only and not e.clause_negated,
-         lambda e: f"the claim overstates the source ({e.overstated})", cue="absolute"),
     Rule("open_question", N, lambda e: e.on_subject and e.open_question, "the source leaves open what the claim "
          "states", cue="negation"),
     Rule("antonym", N, lambda e: e.antonym and e.claim_negated == e.source_denies,
@@ -196,8 +194,6 @@ RULES: tuple[Rule, ...] = (
                                        and (e.figures_matched or not e.counted)),
          lambda e: f"two adjacent sentences of the source state the claim's key terms ({e.pair_cov:.0%} together)",
          quote=lambda e: e.pair.reason, cue="overlap"),
-    Rule("overlap_window", S, lambda e: e.cov >= 0.6 and e.cov_window >= 0.9,
-         "the source's sentence and its neighbours state the claim's key terms", cue="overlap"),
     Rule("weak_overlap_denied", N, lambda e: e.cov >= e.t.weakly_related_at and e.clause_negated and not e.claim_negated,
          "the source's closest clause denies what the claim asserts (few of its key terms shared: check the source)",
          cue="negation"),
