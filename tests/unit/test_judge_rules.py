@@ -60,6 +60,7 @@ CASES = [
     ("no_difference_agrees", "judge_cases_heldout.jsonl", "h_en_hybrid_03", "h_en_hybrid_01"),
     ("figure_unstated", "judge_cases.jsonl", "en_remote_01", "en_remote_02"),
     ("figure_of_another_subject", "judge_cases.jsonl", "en_micro_06", "en_micro_01"),
+    ("figures_stated_closely", "judge_cases.jsonl", "en_hygiene_01", "en_hygiene_03"),
     ("figures_stated", "judge_cases.jsonl", "en_heat_01", "en_heat_02"),
     ("figures_anchored", "judge_cases.jsonl", "en_hygiene_08", "en_hygiene_01"),
     ("ranking_by_figures", "judge_cases_heldout7.jsonl", "h7-mussels-06", "h7-mussels-01"),
