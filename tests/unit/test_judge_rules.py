@@ -215,6 +215,14 @@ def test_a_rule_measured_too_rarely_or_not_at_all_does_not_decide() -> None:
     assert calibration.apply(_supported("overlap_sentence")).verdict is Verdict.uncertain
 
 
+def test_a_rule_below_the_floor_on_its_own_cases_does_not_decide_on_a_lucky_held_out_count() -> None:
+    calibration = Calibration(floor=0.9, min_fired=3, rules={"clauses_partly_stated": Measured(4, 4, 9, 4)})
+    judged = calibration.apply(_supported("clauses_partly_stated"))
+    assert judged.verdict is Verdict.uncertain and "4 of 9" in judged.reason
+    trusted = Calibration(floor=0.9, min_fired=3, rules={"clauses_partly_stated": Measured(4, 4, 10, 9)})
+    assert trusted.apply(_supported("clauses_partly_stated")).confidence == 1.0
+
+
 def test_a_guard_that_changed_the_verdict_is_what_is_calibrated() -> None:
     changed = _supported("overlap_sentence").model_copy(update={"verdict": Verdict.not_supported,
                                                                 "guards": ("guard_directions",)})
@@ -229,7 +237,7 @@ def test_the_judgement_names_its_rule_and_guards() -> None:
                   "bitumen roofs.", *FILLER)
     judged = RAW.judge("Green roofs lowered midday surface temperatures by up to 20 °C compared with bitumen "
                        "roofs.", source)
-    assert judged.rule == "figures_stated"
+    assert judged.rule == "figures_stated_closely"
     case = _case("judge_cases.jsonl", "en_reading_08")
     assert RAW.judge(case.claim, case.passages).rule.endswith(" > guard_directions")
 

@@ -43,7 +43,7 @@ def test_offline_judge_supports_a_claim_the_source_states():
     # The evidence is the sentence that states it, verbatim
     assert judgement.evidence == ("Extensive green roofs lowered midday roof surface temperatures by up to "
                                   "20 °C compared with bitumen roofs.")
-    assert judgement.rule == "figures_stated"  # the figure decides
+    assert judgement.rule.startswith("figures_stated")  # the figure decides
 
 
 def test_offline_judge_catches_a_negated_statement():

@@ -102,9 +102,9 @@ def test_a_weak_overlap_is_a_weak_rule_and_a_figure_the_figure_rule():
     judge = OfflineJudge(calibration=None)
     weak = judge.judge("Crane operators worked fewer shifts at night under the new roster.", HARBOUR)
     figure = judge.judge("The port authority surveyed 85 shipping firms in 2021.", HARBOUR)
-    assert figure.verdict is S and figure.rule == "figures_stated"
+    assert figure.verdict is S and figure.rule.startswith("figures_stated")
     assert weak.verdict is not N
-    assert weak.rule != "figures_stated"
+    assert not weak.rule.startswith("figures_stated")
 
 
 def test_a_source_contrasting_two_sides_gives_no_weak_support():
