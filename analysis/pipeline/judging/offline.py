@@ -36,6 +36,7 @@ _PLACE = {name: i for i, name in reversed(list(enumerate(r.name for r in RULES))
 def _table_order(a: Assessment) -> int:
     return _PLACE.get(a.rule or "", len(_PLACE))
 
+
 #: the calibration the judge loads when none is given
 DEFAULT = object()
 
