@@ -2,7 +2,9 @@
 tests/data/judge_cases.jsonl (claims against short invented sources, English and German,
 each with the verdict a careful reader gives and tags: number, direction, negation,
 paraphrase, overstated, hedge, extra, scope, unrelated, ...), the judge's own unit-test
-corpus (tests/unit/test_offline_judge.py), and the time per judgement with cold caches.
+corpus (tests/unit/test_offline_judge.py), and the time per judgement with cold caches. It reads
+the raw rule table (every rule decides, confidence 0.5); --calibrated reads the shipped judge.
+Per-rule figures and the calibration: scripts/judge_rules.py.
 
     .venv/bin/python scripts/bench_offline_judge.py              # both, figures only
     .venv/bin/python scripts/bench_offline_judge.py --wrong      # also list the tuning cases judged wrong
@@ -56,10 +58,9 @@ def report(figures: dict, *, wrong: bool = False, path: Path = CASES) -> None:
                   f"  {j.rationale}\n  evidence: {j.evidence}")
 
 
-def unit_corpus() -> None:
+def unit_corpus(judge: OfflineJudge) -> None:
     from tests.unit.test_offline_judge import ALL
 
-    judge = OfflineJudge()
     bands: dict[str, Counter] = {name: Counter() for name, _, _ in CONFIDENCE_BANDS}
     verdicts: Counter = Counter()
     for claim, passages, expected in ALL:
@@ -95,13 +96,17 @@ def main() -> int:
     parser.add_argument("--wrong", action="store_true", help="list the tuning cases judged wrong")
     parser.add_argument("--cases", type=Path, default=None,
                         help="judge this case file (e.g. a held-out batch) instead; skips the unit-test corpus")
+    parser.add_argument("--calibrated", action="store_true",
+                        help="the shipped judge (rules below 90 %% held-out precision answer uncertain) instead "
+                             "of the raw rule table")
     args = parser.parse_args()
+    judge = OfflineJudge() if args.calibrated else OfflineJudge(calibration=None)
     if args.cases is not None:
-        report(evaluate(load_cases(args.cases)), wrong=args.wrong, path=args.cases)
+        report(evaluate(load_cases(args.cases), judge), wrong=args.wrong, path=args.cases)
         return 0
-    report(evaluate(load_cases()), wrong=args.wrong)
+    report(evaluate(load_cases(), judge), wrong=args.wrong)
     print()
-    unit_corpus()
+    unit_corpus(judge)
     return 0
 
 

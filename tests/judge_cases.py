@@ -6,7 +6,7 @@ negation, paraphrase, overstated, hedge, extra, scope, share, unrelated, unstate
 In the file, a line with "source" and "passages" defines a source (its passages in retrieval
 order); every other line is a case naming its source. `evaluate` counts as
 scripts/eval_verdicts.py does: right among the decided verdicts (not `uncertain`), the share
-of `uncertain`, and the claims with a contradicted number or direction judged `supported`.
+of `uncertain`, and the claims with a contradicted number, direction or negation judged `supported`.
 Used by tests/unit/test_judge_cases.py (floors) and scripts/bench_offline_judge.py (figures).
 """
 
@@ -29,7 +29,7 @@ HELDOUT = [Path(__file__).resolve().parent / "data" / name
                         "judge_cases_heldout3.jsonl", "judge_cases_heldout4.jsonl",
                         "judge_cases_heldout5.jsonl", "judge_cases_heldout6.jsonl",
                         "judge_cases_heldout7.jsonl", "judge_cases_heldout8.jsonl",
-                        "judge_cases_heldout9.jsonl")]
+                        "judge_cases_heldout9.jsonl", "judge_cases_heldout10.jsonl")]
 VERDICTS = ["supported", "partially_supported", "not_supported", "uncertain"]
 
 
@@ -86,7 +86,7 @@ def evaluate(cases: list[Case], judge: OfflineJudge | None = None) -> dict:
         dec = [(c, j) for c, j in rows if j.verdict is not Verdict.uncertain]
         per_group[name] = {"n": len(rows), "decided_right": _ratio(sum(j.verdict.value == c.gold for c, j in dec), len(dec)),
                            "uncertain": _ratio(len(rows) - len(dec), len(rows))}
-    contradicted = [c for c, j in results if c.gold == "not_supported" and {"number", "direction"} & set(c.tags)
+    contradicted = [c for c, j in results if c.gold == "not_supported" and {"number", "direction", "negation"} & set(c.tags)
                     and j.verdict is Verdict.supported]
     return {
         "n": len(results),

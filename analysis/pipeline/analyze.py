@@ -80,6 +80,8 @@ class CitationView(BaseModel):
     #: True when a delta re-check copied the verdict from its base job.
     carried_over: bool
     judged_at: datetime | None = None
+    #: the offline judge's rule that decided (None for a model judge or a missing source)
+    rule: str | None = None
 
 
 # -- the analyze step -----------------------------------------------------------------------
@@ -147,7 +149,7 @@ def _citation_rows(job: Job, citations: list[Citation], matched: dict[int, int |
         verdict = None
         if source is None:
             j = source_missing_judgement(c.marker)
-            verdict = (None, j.verdict.value, j.confidence, j.evidence, j.evidence_page, j.rationale)
+            verdict = (None, j.verdict.value, j.confidence, j.evidence, j.evidence_page, j.rationale, j.rule)
         elif c.ordinal in carried:
             verdict = carried[c.ordinal]
         message_id = None
@@ -155,14 +157,14 @@ def _citation_rows(job: Job, citations: list[Citation], matched: dict[int, int |
             message = actor.message(job.id, c.ordinal)
             judge_messages.append(message)
             message_id = message.message_id
-        carried_from, v, confidence, evidence, evidence_page, rationale = verdict or (None,) * 6
+        carried_from, v, confidence, evidence, evidence_page, rationale, rule = verdict or (None,) * 7
         for name, value in (
             ("ordinals", c.ordinal), ("claims", c.claim), ("sentences", c.sentence), ("markers", c.marker),
             ("pages", c.page), ("reference_keys", c.reference.key if c.reference else None),
             ("references", c.reference.model_dump_json() if c.reference else None),
             ("source_document_ids", source), ("message_ids", message_id), ("verdicts", v),
             ("confidences", confidence), ("evidences", evidence), ("evidence_pages", evidence_page),
-            ("rationales", rationale), ("carried_from_ids", carried_from),
+            ("rationales", rationale), ("carried_from_ids", carried_from), ("judge_rules", rule),
             ("match_methods", resolved[c.ordinal].method if source is not None else None),
             ("unresolved_reasons", resolved[c.ordinal].reason if source is None else None),
         ):
@@ -192,7 +194,7 @@ def _carried_verdicts(job: Job, citations: list[Citation], matched: dict[int, in
         source = matched[c.ordinal]
         if source is None or row[6] is None or hashes.get(source) != row[5] or row[5] is None:
             continue
-        carried[c.ordinal] = (row[0], row[6], row[7], row[8], row[9], row[10])
+        carried[c.ordinal] = (row[0], row[6], row[7], row[8], row[9], row[10], row[11])
     return carried
 
 
@@ -371,7 +373,7 @@ def record_verdict(job_id: int, ordinal: int, user_id: int, judgement: Judgement
         nonlocal happened
         row = db.one(cur, "citation_judge_one", job_id=job_id, ordinal=ordinal, verdict=judgement.verdict.value,
                      confidence=judgement.confidence, evidence=judgement.evidence,
-                     evidence_page=judgement.evidence_page, rationale=judgement.rationale)
+                     evidence_page=judgement.evidence_page, rationale=judgement.rationale, rule=judgement.rule)
         if row is None:
             return None
         (pending,) = row

@@ -221,7 +221,7 @@ WHERE j.id = %(job_id)s AND j.user_id = %(user_id)s;
 -- the reference it was resolved through (or why not) and its verdict (NULL while unjudged).
 SELECT c.ordinal, c.marker, c.claim, c.page, c.source_document_id, d.filename, c.reference ->> 'raw',
        c.match_method, c.unresolved_reason, c.verdict::text, c.confidence::float8, c.evidence,
-       c.evidence_page, c.rationale, c.carried_from_id, c.judged_at
+       c.evidence_page, c.rationale, c.carried_from_id, c.judged_at, c.judge_rule
 FROM job_citations c
 LEFT JOIN documents d ON d.id = c.source_document_id AND d.user_id = c.user_id
 WHERE c.job_id = %(job_id)s AND c.user_id = %(user_id)s

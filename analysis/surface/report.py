@@ -89,7 +89,7 @@ def finding(c: "ReportCitation") -> str:
 
 CSV_COLUMNS = ["number", "thesis_page", "marker", "claim", "source_file", "reference", "match_method",
                "unresolved_reason", "verdict", "confidence", "evidence", "evidence_page", "rationale",
-               "carried_over"]
+               "carried_over", "rule"]
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -140,6 +140,7 @@ class ReportCitation(BaseModel):
     rationale: str | None  #: the judge's reasoning
     carried_from_id: int | None  #: the base job's citation a delta re-check copied this verdict from
     judged_at: datetime | None
+    rule: str | None = None  #: the offline judge's rule that decided (and the guards that changed it)
 
     @computed_field
     @property
@@ -247,7 +248,7 @@ def build(broker, job_id: int, *, user_id: int) -> Report | None:
 
 _CITATION_FIELDS = ["ordinal", "marker", "claim", "page", "source_document_id", "source_filename", "reference",
                     "match_method", "unresolved_reason", "verdict", "confidence", "evidence", "evidence_page",
-                    "rationale", "carried_from_id", "judged_at"]
+                    "rationale", "carried_from_id", "judged_at", "rule"]
 
 
 def assemble(job: tuple, citation_rows: list[tuple], *, now: datetime | None = None) -> Report:
@@ -308,7 +309,7 @@ def render_csv(report: Report) -> str:
         writer.writerow([_cell(v) for v in (
             c.number, c.page, c.marker, c.claim, c.source_filename, c.reference, c.match_method,
             c.unresolved_reason, c.verdict_key, None if c.confidence is None else f"{c.confidence:.2f}",
-            c.evidence, c.evidence_page, c.rationale, "yes" if c.carried_over else "no")])
+            c.evidence, c.evidence_page, c.rationale, "yes" if c.carried_over else "no", c.rule)])
     return "\ufeff" + out.getvalue()
 
 
@@ -481,6 +482,7 @@ def _citations_html(report: Report, e) -> str:
                       + (f'<div class="how">{e(c.unresolved_reason)}</div>' if c.unresolved_reason else ""))
         verdict = (f'<span class="badge">{e(label(key))}</span><div class="finding">{e(c.finding)}</div>'
                    + (f'<div class="confidence">confidence {c.confidence:.2f}</div>' if c.confidence is not None else "")
+                   + (f'<div class="rule">rule {e(c.rule)}</div>' if c.rule else "")
                    + (f'<div class="carried">carried over from job {e(report.job.delta_of)}</div>'
                       if c.carried_over else ""))
         evidence = (f"<blockquote>{e(c.evidence)}</blockquote>" if c.evidence else "")

@@ -618,11 +618,25 @@ def reported_rows(run: Run) -> list[Reported]:
             for c in pipeline.citations(run.user_id, run.job_id)]
 
 
+def check_judge(judge: str | None) -> None:
+    """Fail before the worker starts when the judge asked for cannot be built from the environment
+    (``--judge openai`` without CITEQ_JUDGE_BASE_URL or CITEQ_JUDGE_MODEL): the worker would fail
+    every citation instead."""
+    from analysis.pipeline.judging.registry import judge_from_env
+
+    env = dict(os.environ, CITEQ_JUDGE=judge) if judge else dict(os.environ)
+    try:
+        judge_from_env(env)
+    except ValueError as exc:
+        raise EvalFailed(f"the judge cannot be built: {exc} (see docs/howto/llm-judge.md)") from exc
+
+
 def evaluate(dirs: list[str], *, judge: str | None = None, timeout: float = 600.0, threads: int = 8,
              say=lambda text: None) -> dict:
     """Run the theses through the pipeline and return the report (what ``--json`` prints)."""
     started = time.monotonic()
     theses = find_theses(dirs)
+    check_judge(judge)
     runs = run_pipeline(theses, judge=judge, timeout=timeout, threads=threads, say=say)
     results, cases = [], []
     for run in runs:

@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="case files to fit and cross-validate on (default: tuning set, batches 1-7)")
     parser.add_argument("--holdout", type=Path, help="a case file scored only by a model fitted on --cases")
     args = parser.parse_args(argv)
-    judge = OfflineJudge()
+    judge = OfflineJudge(calibration=None)
     files = [pool(path, judge) for path in args.cases]
     x = np.vstack([f[0] for f in files])
     y = np.concatenate([f[1] for f in files])

@@ -6,8 +6,8 @@ registers them with the queue service (a worker loads it next to the actors:
     CITEQ_ANALYZE_WORK=hooks
     CITEQ_RELEASE_CHECK=hooks
 
-``held_judge`` (registered as ``CITEQ_JUDGE_FACTORY=held``) is the offline judge,
-except that while the flag ``hold_judges`` is set, every call after the first two waits
+``held_judge`` (registered as ``CITEQ_JUDGE_FACTORY=held``) is the offline judge's raw rule
+table (uncalibrated: every rule decides), except that while the flag ``hold_judges`` is set, every call after the first two waits
 for the flag to go away: the end-to-end tests kill a worker with judges in hand.
 
 A job's ``options`` choose what its work does: ``seconds`` to run, ``fail`` to raise,
@@ -95,6 +95,11 @@ def release_check(job) -> None:
 
 
 class _HeldJudge(OfflineJudge):
+    def __init__(self) -> None:
+        # the raw rule table (every rule decides): the processes tests compare verdicts the rules
+        # give; which of them the shipped judge keeps is tested in tests/unit/test_judge_rules.py
+        super().__init__(calibration=None)
+
     def judge(self, claim, passages):
         conn = _connect()
         try:

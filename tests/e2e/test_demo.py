@@ -26,7 +26,9 @@ def test_demo_runs_five_analyses_one_after_another_and_ends_with_verdicts(db, co
     assert "queued, position 4" in out  # the batch was admitted at once: four waited
     assert query(conn, "SELECT status::text, count(*) FROM analysis_jobs GROUP BY 1") == [("succeeded", 5)]
     if "parsed 7 documents" in out:  # the parsing pipeline is installed: real verdicts
-        assert "verdicts for thesis_retrieval_practice.pdf" in out and "supported" in out
+        # (the shipped offline judge decides only what its rules are measured to get right: on the
+        # sample theses that is `uncertain` or `source missing` for every citation)
+        assert "verdicts for thesis_retrieval_practice.pdf" in out and ("uncertain" in out or "supported" in out)
     # It ends with one job's HTML report, written where it says, one row per citation.
     last = out.strip().splitlines()[-1]
     assert last.startswith("the report of job ") and ": " in last, out

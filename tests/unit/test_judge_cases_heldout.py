@@ -1,4 +1,4 @@
-"""The offline judge on its held-out batches (tests/data/judge_cases_heldout*.jsonl): claims
+"""The offline judge's rule table on its held-out batches (tests/data/judge_cases_heldout*.jsonl): claims
 against invented sources of other domains and styles than the tuning set, English and German,
 each batch written and measured before any judge change made for it.
 
@@ -51,12 +51,20 @@ Batch 9 (90 cases, nine new sources, written blind on 2026-12-02 like 6–8) was
 the judge after that session's changes (made for the looked-at thesis sets), and never used to
 change it: 72.9 % / 46.7 % / one contradiction `supported` — the same figures as on the judge at
 that session's start (ac8b35d). It is the current honest estimate, with batch 8.
+Batch 10 (67 cases, eight new sources, 35 German and 32 English claims, five of them on a source in
+the other language) was written for issue 23 after the rule table and measured once: the raw table
+81.0 % right among decided, 37.3 % uncertain, six contradictions `supported`; the calibrated judge
+(rules measured on batches 8 and 9) 5 of 5 decided right, 92.5 % uncertain, none `supported`.
+Since then batches 8–10 are the held-out cases the calibration is measured on
+(tests/data/judge_split.json); the floors below are the raw table's, which decides as the judge
+did before it became a table (issue 23).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from analysis.pipeline.judging.offline import OfflineJudge
 from tests.judge_cases import HELDOUT, evaluate, load_cases
 
 #: (decided right at least, uncertain at most) per batch, just below the figures when set.
@@ -64,17 +72,24 @@ FLOORS = {"judge_cases_heldout.jsonl": (0.92, 0.41), "judge_cases_heldout2.jsonl
           "judge_cases_heldout3.jsonl": (0.89, 0.49), "judge_cases_heldout4.jsonl": (0.76, 0.35),
           "judge_cases_heldout5.jsonl": (0.80, 0.29), "judge_cases_heldout6.jsonl": (0.79, 0.43),
           "judge_cases_heldout7.jsonl": (0.83, 0.41), "judge_cases_heldout8.jsonl": (0.62, 0.44),
-          "judge_cases_heldout9.jsonl": (0.72, 0.47)}
-#: Contradicted claims judged `supported` that no general rule decides yet, per batch.
-KNOWN_MISSES = {"judge_cases_heldout7.jsonl": ["h7-agripv-08"],
-                "judge_cases_heldout8.jsonl": ["h8-esports-08", "h8-moorvernaessung-08"],
-                "judge_cases_heldout9.jsonl": ["h9-pruefungsangst-09"]}
+          "judge_cases_heldout9.jsonl": (0.72, 0.47), "judge_cases_heldout10.jsonl": (0.80, 0.38)}
+#: Contradicted claims the raw rule table judges `supported`, per batch (since issue 23 a
+#: contradicted negation counts as well as a number or direction: h2_en_battery_06,
+#: h7-hausarzt-09, h8-museumvisit-09 and h9-inoculation-09 joined the list). The shipped judge
+#: turns none of them into a `supported` (`test_the_calibrated_judge_supports_no_contradiction`).
+KNOWN_MISSES = {"judge_cases_heldout2.jsonl": ["h2_en_battery_06"],
+                "judge_cases_heldout7.jsonl": ["h7-hausarzt-09", "h7-agripv-08"],
+                "judge_cases_heldout8.jsonl": ["h8-museumvisit-09", "h8-esports-08", "h8-moorvernaessung-08"],
+                "judge_cases_heldout9.jsonl": ["h9-inoculation-09", "h9-pruefungsangst-09"],
+                "judge_cases_heldout10.jsonl": ["h10-coral-03", "h10-coral-06", "h10-hybridwork-08",
+                                                "h10-schulgarten-02", "h10-waermepumpe-02", "h10-waermepumpe-06"]}
 
 
 @pytest.fixture(scope="module", params=HELDOUT, ids=lambda p: p.name)
 def batch(request) -> tuple[str, list, dict]:
+    """The raw rule table (issue 23) on a batch: it decides as the judge did before it became a table."""
     cases = load_cases(request.param)
-    return request.param.name, cases, evaluate(cases)
+    return request.param.name, cases, evaluate(cases, OfflineJudge(calibration=None))
 
 
 def test_each_batch_is_bilingual_and_mixed(batch) -> None:
@@ -95,3 +110,9 @@ def test_decided_verdicts_stay_above_the_floor(batch) -> None:
 def test_a_contradicted_number_or_direction_is_never_supported(batch) -> None:
     name, _, figures = batch
     assert figures["contradicted_supported"] == KNOWN_MISSES.get(name, []), name
+
+
+@pytest.mark.parametrize("path", HELDOUT, ids=lambda p: p.name)
+def test_the_calibrated_judge_supports_no_contradiction(path) -> None:
+    # the shipped judge: only rules measured at 90 % or more on held-out cases decide
+    assert evaluate(load_cases(path), OfflineJudge())["contradicted_supported"] == []

@@ -37,31 +37,31 @@ ROOFS = _hits(
 
 def test_offline_judge_supports_a_claim_the_source_states():
     claim = "Green roofs lowered midday surface temperatures by up to 20 °C compared with bitumen roofs."
-    judgement = OfflineJudge().judge(claim, ROOFS)
+    judgement = OfflineJudge(calibration=None).judge(claim, ROOFS)
     assert judgement.verdict is Verdict.supported
     assert judgement.evidence_page == 1
     # The evidence is the sentence that states it, verbatim
     assert judgement.evidence == ("Extensive green roofs lowered midday roof surface temperatures by up to "
                                   "20 °C compared with bitumen roofs.")
-    assert judgement.confidence >= 0.75  # the figure decides: high band
+    assert judgement.rule.startswith("figures_stated")  # the figure decides
 
 
 def test_offline_judge_catches_a_negated_statement():
     claim = "Green roofs had a measurable cooling effect at street level."
-    judgement = OfflineJudge().judge(claim, ROOFS)
+    judgement = OfflineJudge(calibration=None).judge(claim, ROOFS)
     assert judgement.verdict is Verdict.not_supported
     assert "denies" in judgement.rationale
 
 
 def test_offline_judge_reads_german_negation_cues():
     passages = _hits("Verteilte Hausaufgaben senkten die Motivation der Schüler nicht.")
-    judgement = OfflineJudge().judge("Verteilte Hausaufgaben senkten die Motivation der Schüler.", passages)
+    judgement = OfflineJudge(calibration=None).judge("Verteilte Hausaufgaben senkten die Motivation der Schüler.", passages)
     assert judgement.verdict is Verdict.not_supported
 
 
 def test_offline_judge_rejects_a_wrong_figure():
     claim = "Green roofs lowered midday surface temperatures by up to 35 °C compared with bitumen roofs."
-    judgement = OfflineJudge().judge(claim, ROOFS)
+    judgement = OfflineJudge(calibration=None).judge(claim, ROOFS)
     assert judgement.verdict is Verdict.not_supported
     assert "35" in judgement.rationale
 
@@ -72,7 +72,7 @@ def test_offline_judge_gives_partial_support_for_half_a_claim():
         "Extensive green roofs lowered midday roof surface temperatures compared with bitumen roofs, "
         "and they had a cooling effect at street level."
     )
-    judgement = OfflineJudge().judge(claim, ROOFS)
+    judgement = OfflineJudge(calibration=None).judge(claim, ROOFS)
     assert judgement.verdict is Verdict.partially_supported
     assert "clause 1: supported" in judgement.rationale
     assert "clause 2: not_supported" in judgement.rationale
@@ -80,11 +80,11 @@ def test_offline_judge_gives_partial_support_for_half_a_claim():
 
 def test_offline_judge_is_uncertain_without_a_deciding_cue():
     claim = "Extensive green roofs lowered roof temperatures and doubled the lifetime of roof membranes."
-    assert OfflineJudge().judge(claim, ROOFS).verdict in (Verdict.uncertain, Verdict.partially_supported)
+    assert OfflineJudge(calibration=None).judge(claim, ROOFS).verdict in (Verdict.uncertain, Verdict.partially_supported)
 
 
 def test_offline_judge_without_overlap_or_passages_says_uncertain():
-    judge = OfflineJudge()
+    judge = OfflineJudge(calibration=None)
     unrelated = judge.judge("Quantum entanglement explains bird migration.", ROOFS)
     assert unrelated.verdict is Verdict.uncertain and unrelated.evidence  # with its best passage
     assert judge.judge("Anything at all.", []).verdict is Verdict.uncertain
@@ -92,7 +92,7 @@ def test_offline_judge_without_overlap_or_passages_says_uncertain():
 
 def test_offline_judge_is_deterministic():
     claim = "Green roofs lowered surface temperatures."
-    assert OfflineJudge().judge(claim, ROOFS) == OfflineJudge().judge(claim, ROOFS)
+    assert OfflineJudge(calibration=None).judge(claim, ROOFS) == OfflineJudge(calibration=None).judge(claim, ROOFS)
 
 
 def test_source_missing_judgement_names_the_citation():

@@ -32,7 +32,7 @@ def hits(*texts: str) -> list[Hit]:
 
 
 def judge(claim: str, *texts: str) -> Verdict:
-    return OfflineJudge().judge(claim, hits(*texts, *FILLER)).verdict
+    return OfflineJudge(calibration=None).judge(claim, hits(*texts, *FILLER)).verdict
 
 
 def test_two_figures_of_the_claim_in_one_sentence_pin_a_paraphrase() -> None:

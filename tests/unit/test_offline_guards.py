@@ -33,7 +33,7 @@ def hits(*texts: str) -> list[Hit]:
 
 
 def judge(claim: str, *texts: str) -> Verdict:
-    return OfflineJudge().judge(claim, hits(*texts, *FILLER)).verdict
+    return OfflineJudge(calibration=None).judge(claim, hits(*texts, *FILLER)).verdict
 
 
 def test_a_weakly_shared_clause_that_denies_the_claim_is_no_support() -> None:
@@ -136,7 +136,7 @@ def test_a_hedged_or_equating_claim_is_not_read_against_a_null_finding() -> None
 
 def test_a_weak_overlap_is_read_for_a_scope_the_source_does_not_state() -> None:
     # related_at above the overlap keeps the on-subject reading off: the weak-support branch decides
-    weak_only = OfflineJudge(related_at=0.95, supported_at=0.97)
+    weak_only = OfflineJudge(calibration=None, related_at=0.95, supported_at=0.97)
     source = "According to the club secretaries, volunteers in most clubs stayed on for longer after the reform."
     texts = hits(source, *FILLER)
     assert weak_only.judge("After the reform, volunteers everywhere stayed with their clubs for longer.", texts
@@ -166,9 +166,9 @@ def test_two_directions_in_another_word_order_are_read_by_what_each_is_said_of()
 def test_an_uncertain_claim_in_another_language_than_its_source_says_so() -> None:
     source = ("In the ten days before diagnosis, the daily lying time of cows that became lame rose by 48 minutes "
               "on average relative to their own baseline.")
-    judged = OfflineJudge().judge("Lahme Kühe verbrachten vor der Diagnose täglich mehr Zeit im Liegen.",
+    judged = OfflineJudge(calibration=None).judge("Lahme Kühe verbrachten vor der Diagnose täglich mehr Zeit im Liegen.",
                                   hits(source, *FILLER))
     assert judged.verdict is U
     assert "the claim is German, the source English" in judged.rationale
-    same = OfflineJudge().judge("Cows that became lame were tracked with collars.", hits(source, *FILLER))
+    same = OfflineJudge(calibration=None).judge("Cows that became lame were tracked with collars.", hits(source, *FILLER))
     assert "the claim is" not in same.rationale

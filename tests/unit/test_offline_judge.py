@@ -231,7 +231,7 @@ ALL = MUST + HARD + REALISTIC + LATER + LAST
 
 @pytest.mark.parametrize(("claim", "passages", "expected"), MUST, ids=[c[0][:50] for c in MUST])
 def test_offline_judge_decides_what_lexical_evidence_decides(claim, passages, expected):
-    judgement = OfflineJudge().judge(claim, passages)
+    judgement = OfflineJudge(calibration=None).judge(claim, passages)
     assert judgement.verdict is expected, judgement.rationale
     # Then the evidence is a verbatim sentence of a passage, with that passage's page
     assert judgement.evidence and any(judgement.evidence in p.text for p in passages)
@@ -241,13 +241,13 @@ def test_offline_judge_decides_what_lexical_evidence_decides(claim, passages, ex
 
 @pytest.mark.parametrize(("claim", "passages", "expected"), ALL, ids=[c[0][:50] for c in ALL])
 def test_a_contradicted_figure_or_direction_is_never_supported(claim, passages, expected):
-    judgement = OfflineJudge().judge(claim, passages)
+    judgement = OfflineJudge(calibration=None).judge(claim, passages)
     if expected is N and judgement.verdict is S:
         pytest.fail(f"contradicted claim judged supported: {judgement.rationale}")
 
 
 def test_precision_uncertainty_and_bands_on_our_own_corpus():
-    judge = OfflineJudge()
+    judge = OfflineJudge(calibration=None)
     decided = right = uncertain = 0
     per_band: dict[str, list[bool]] = {name: [] for name, _, _ in CONFIDENCE_BANDS}
     for claim, passages, expected in ALL:
@@ -271,7 +271,7 @@ def test_precision_uncertainty_and_bands_on_our_own_corpus():
 
 
 def test_uncertain_is_always_low_confidence_and_carries_the_best_passage():
-    judgement = OfflineJudge().judge("Quantum entanglement explains the migration of birds.", ROOFS)
+    judgement = OfflineJudge(calibration=None).judge("Quantum entanglement explains the migration of birds.", ROOFS)
     assert judgement.verdict is Verdict.uncertain
     assert confidence_band(judgement.confidence) == "low"
     assert judgement.evidence and judgement.evidence_page in (4, 5)
@@ -285,13 +285,13 @@ def test_confidence_bands_cover_zero_to_one_without_gaps():
 
 
 def test_no_passages_is_uncertain():
-    judgement = OfflineJudge().judge("Anything at all.", [])
+    judgement = OfflineJudge(calibration=None).judge("Anything at all.", [])
     assert judgement.verdict is Verdict.uncertain and judgement.evidence is None
 
 
 def test_offline_judge_is_deterministic():
     claim = "Car traffic in the centre fell by 18 % over the same period."
-    assert OfflineJudge().judge(claim, MOBILITY) == OfflineJudge().judge(claim, MOBILITY)
+    assert OfflineJudge(calibration=None).judge(claim, MOBILITY) == OfflineJudge(calibration=None).judge(claim, MOBILITY)
 
 
 # --- the lexical cues ---------------------------------------------------------
@@ -355,8 +355,8 @@ def test_a_leading_attribution_is_not_part_of_the_claim(claim, core):
 
 
 def test_an_attributed_claim_is_judged_like_the_bare_one():
-    bare = OfflineJudge().judge("Sleep extension reduced daytime sleepiness.", SLEEP)
-    framed = OfflineJudge().judge("Okonkwo and Baptiste (2022) found that sleep extension reduced daytime "
+    bare = OfflineJudge(calibration=None).judge("Sleep extension reduced daytime sleepiness.", SLEEP)
+    framed = OfflineJudge(calibration=None).judge("Okonkwo and Baptiste (2022) found that sleep extension reduced daytime "
                                   "sleepiness.", SLEEP)
     assert framed.verdict is bare.verdict is S
 
@@ -382,7 +382,7 @@ def test_bounded_and_approximate_figures(claim, stated, same):
 
 
 def test_a_bounded_claim_met_by_the_source_is_not_a_contradiction():
-    judgement = OfflineJudge().judge("The study randomised more than 300 adults with chronic low back pain.", MEDS)
+    judgement = OfflineJudge(calibration=None).judge("The study randomised more than 300 adults with chronic low back pain.", MEDS)
     assert judgement.verdict is S
 
 
@@ -403,14 +403,14 @@ def test_judging_from_many_threads_at_once_gives_the_same_verdicts():
 
     scoring.stems_of.cache_clear()
     lexical.stem.cache_clear()
-    expected = [OfflineJudge().judge(c, p) for c, p, _ in ALL]
+    expected = [OfflineJudge(calibration=None).judge(c, p) for c, p, _ in ALL]
     scoring.stems_of.cache_clear()
     lexical.stem.cache_clear()
     results: dict[int, list] = {}
 
     def run(n):
         order = list(range(n * 7, len(ALL))) + list(range(n * 7))  # each thread starts elsewhere
-        results[n] = [j for _, j in sorted(((i, OfflineJudge().judge(*ALL[i][:2])) for i in order),
+        results[n] = [j for _, j in sorted(((i, OfflineJudge(calibration=None).judge(*ALL[i][:2])) for i in order),
                                            key=lambda pair: pair[0])]
 
     threads = [threading.Thread(target=run, args=(n,)) for n in range(8)]

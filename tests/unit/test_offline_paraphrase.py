@@ -76,13 +76,13 @@ def test_unchanged_is_a_denial_of_change():
     ("Chorproben am Wochenende verbesserten die Stimmbildung der Erwachsenen deutlich.", MUSIK, U),
 ])
 def test_paraphrases_and_absent_claims(claim, passages, expected):
-    judgement = OfflineJudge().judge(claim, passages)
+    judgement = OfflineJudge(calibration=None).judge(claim, passages)
     assert judgement.verdict is expected, judgement.rationale
     assert judgement.evidence and any(judgement.evidence in p.text for p in passages)
 
 
 def test_a_contradiction_is_never_supported_however_much_the_words_overlap():
-    judge = OfflineJudge()
+    judge = OfflineJudge(calibration=None)
     for claim, passages in [
         ("Harbour fees increased throughout the observation period.", HARBOUR),
         ("The port authority surveyed 58 shipping firms in 2021.", HARBOUR),
@@ -93,18 +93,18 @@ def test_a_contradiction_is_never_supported_however_much_the_words_overlap():
 
 def test_an_unrelated_claim_against_a_short_source_stays_uncertain():
     few = HARBOUR[:1]
-    assert OfflineJudge().judge("Autonomous tugboats halved insurance premiums for coastal ferries.",
+    assert OfflineJudge(calibration=None).judge("Autonomous tugboats halved insurance premiums for coastal ferries.",
                                 few).verdict is U
 
 
-def test_a_weak_overlap_is_a_low_band_support_and_a_figure_a_high_band_one():
-    judge = OfflineJudge()
+def test_a_weak_overlap_is_a_weak_rule_and_a_figure_the_figure_rule():
+    # (the confidence of each is its rule's held-out precision: tests/unit/test_judge_rules.py)
+    judge = OfflineJudge(calibration=None)
     weak = judge.judge("Crane operators worked fewer shifts at night under the new roster.", HARBOUR)
     figure = judge.judge("The port authority surveyed 85 shipping firms in 2021.", HARBOUR)
-    assert figure.verdict is S and confidence_band(figure.confidence) == "high"
+    assert figure.verdict is S and figure.rule.startswith("figures_stated")
     assert weak.verdict is not N
-    if weak.verdict is S:
-        assert weak.confidence < figure.confidence
+    assert not weak.rule.startswith("figures_stated")
 
 
 def test_a_source_contrasting_two_sides_gives_no_weak_support():
@@ -112,7 +112,7 @@ def test_a_source_contrasting_two_sides_gives_no_weak_support():
                     "The trial ran for two seasons.", "Soil samples were taken monthly.",
                     "Rainfall was below the long-term mean.", "Weeds were removed by hand.",
                     "Harvest dates did not differ.")
-    verdict = OfflineJudge().judge("Irrigated and unirrigated plots kept their yield equally.", passages).verdict
+    verdict = OfflineJudge(calibration=None).judge("Irrigated and unirrigated plots kept their yield equally.", passages).verdict
     assert verdict is not S
 
 
@@ -125,7 +125,7 @@ def test_a_claim_drawing_on_two_adjacent_sentences_quotes_both():
         "Visitors need a reader's card.",
     )
     claim = "The Hanseatic letters in the archive were mostly written by merchants' widows."
-    judgement = OfflineJudge().judge(claim, passages)
+    judgement = OfflineJudge(calibration=None).judge(claim, passages)
     assert judgement.verdict is S, judgement.rationale
     assert judgement.evidence in passages[0].text and "widows" in judgement.evidence
 
@@ -137,7 +137,7 @@ def test_zwei_benachbarte_saetze_tragen_eine_behauptung():
         "Die Rücklaufquote war hoch.", "Die Auswertung erfolgte anonym.",
     )
     claim = "Hausarztpraxen im Landkreis meldeten lange Wartezeiten auf Facharzttermine."
-    judgement = OfflineJudge().judge(claim, passages)
+    judgement = OfflineJudge(calibration=None).judge(claim, passages)
     assert judgement.verdict is S, judgement.rationale
     assert judgement.evidence in passages[0].text
 
@@ -148,7 +148,7 @@ def test_word_overlap_never_supports_a_share_in_words_against_a_source_that_coun
         "Interviews were held in person.", "Households were chosen at random.", "The response rate was high.",
         "Die Hälfte der Betriebe beteiligte sich an der Umfrage.",
     )
-    judge = OfflineJudge()
+    judge = OfflineJudge(calibration=None)
     for claim in ("A third of the surveyed households heated with wood.",
                   "One in three surveyed households heated with wood.",
                   "Ein Viertel der Betriebe beteiligte sich an der Umfrage."):
@@ -163,7 +163,7 @@ def test_the_same_verb_denied_is_the_opposite_statement_wherever_the_sentence_si
         "The reform was introduced in 2016.", "Large farms were not part of the study.",
         "Data came from tax records.",
     )
-    judge = OfflineJudge()
+    judge = OfflineJudge(calibration=None)
     for claim in ("The reform lowered the incomes of small farms over the three years.",
                   "The reform lowered the incomes of small farms."):
         for order in (passages, passages[::-1]):

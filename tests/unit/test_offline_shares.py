@@ -53,7 +53,7 @@ ABGABE = hits(
     ("Sämtliche Einnahmen der Abgabe wurden für den Bau von Sozialwohnungen verwendet.", ABGABE),
 ])
 def test_a_contradicted_share_is_never_supported(claim: str, passages: list[Hit]) -> None:
-    j = OfflineJudge().judge(claim, passages)
+    j = OfflineJudge(calibration=None).judge(claim, passages)
     assert j.verdict is not S, j.rationale
     assert j.verdict in (N, P), j.rationale
 
@@ -69,7 +69,7 @@ def test_a_contradicted_share_is_never_supported(claim: str, passages: list[Hit]
      hits("Bis 2021 hatten 64 Prozent der befragten Betriebe auf Biofutter umgestellt.")),
 ])
 def test_consistent_shares_stay_supported(claim: str, passages: list[Hit]) -> None:
-    j = OfflineJudge().judge(claim, passages)
+    j = OfflineJudge(calibration=None).judge(claim, passages)
     assert j.verdict is S, j.rationale
 
 
@@ -82,7 +82,7 @@ def test_consistent_shares_stay_supported(claim: str, passages: list[Hit]) -> No
      "By 2021 the number of farms that had switched to organic feed had doubled since 2015."),
 ])
 def test_agreeing_shares_are_no_contradiction(claim: str, source: str) -> None:
-    j = OfflineJudge().judge(claim, hits(source))
+    j = OfflineJudge(calibration=None).judge(claim, hits(source))
     assert j.verdict is not N, j.rationale
 
 
@@ -97,7 +97,7 @@ def test_agreeing_shares_are_no_contradiction(claim: str, source: str) -> None:
      "Bis 2021 hatten mindestens 30 Prozent der befragten Betriebe auf Biofutter umgestellt."),
 ])
 def test_bounds_and_majorities_contradict(claim: str, source: str) -> None:
-    j = OfflineJudge().judge(claim, hits(source))
+    j = OfflineJudge(calibration=None).judge(claim, hits(source))
     assert j.verdict is not S, j.rationale
 
 
@@ -105,7 +105,7 @@ def test_the_guard_reads_the_neighbouring_sentences() -> None:
     # Coverage of the first sentence alone would support; its neighbour states the share.
     passages = hits("The levy's yield was spent on building social housing in the first years. "
                     "Later only a tenth of the levy's yield went there; the rest covered deficits.")
-    j = OfflineJudge().judge("The entire yield of the levy was spent on building social housing.", passages)
+    j = OfflineJudge(calibration=None).judge("The entire yield of the levy was spent on building social housing.", passages)
     assert j.verdict is not S, j.rationale
 
 
@@ -165,14 +165,14 @@ def test_a_range_of_per_cent_is_one_share_spanning_it() -> None:
 def test_a_figure_inside_the_sources_range_is_no_other_share() -> None:
     source = hits("Im Freiland erreichte das Saatgut eine mittlere Keimrate von 83 % (Spannweite 72–91 %), unter Folie von 95 %.",
                   "Die Versuche liefen über drei Jahre.")
-    assert OfflineJudge().judge("Im Freiland keimten im Mittel 83 Prozent des Saatguts.", source).verdict is S
+    assert OfflineJudge(calibration=None).judge("Im Freiland keimten im Mittel 83 Prozent des Saatguts.", source).verdict is S
 
 
 def test_bare_counts_of_the_compared_groups_do_not_order_them() -> None:
     source = hits("Verglichen wurden die Baukosten von 34 Sanierungen alter Schulgebäude und von 29 "
                   "vergleichbaren Schulneubauten.", "Die Daten stammen aus drei Ländern.")
     claim = "Im Mittel war die Sanierung eines alten Schulgebäudes teurer als ein vergleichbarer Schulneubau."
-    assert OfflineJudge().judge(claim, source).verdict is not S
+    assert OfflineJudge(calibration=None).judge(claim, source).verdict is not S
 
 
 def test_a_figure_above_or_below_a_level_is_a_change_not_a_share() -> None:
@@ -183,14 +183,14 @@ def test_a_figure_above_or_below_a_level_is_a_change_not_a_share() -> None:
     source = hits("Ridership rose by 17 % in the first year of the free fares and stayed between 13 % and 15 % "
                   "above its old level in the following years.", "Surveys were run each autumn.")
     claim = "Ridership grew by about 17 % in the first year of free fares, and most of that gain lasted in later years."
-    assert OfflineJudge().judge(claim, source).verdict is not N
+    assert OfflineJudge(calibration=None).judge(claim, source).verdict is not N
 
 
 def test_a_bound_on_a_count_is_not_met_by_a_year_or_a_sum_of_money() -> None:
     assert not any(q.weak for q in lexical.quantities("The panel covered more than 3,000 households.", "en"))
     source = hits("Household energy panel 2021: methods and first results. Data were collected in 2021.",
                   "The panel recorded 1,870 households in 14 towns; the median annual energy bill was £2,450.")
-    assert OfflineJudge().judge("The panel covered more than 2,000 households in 14 towns.", source).verdict is not S
+    assert OfflineJudge(calibration=None).judge("The panel covered more than 2,000 households in 14 towns.", source).verdict is not S
 
 
 def test_an_adverb_of_degree_beside_a_share_of_the_group_is_no_share() -> None:
@@ -199,7 +199,7 @@ def test_an_adverb_of_degree_beside_a_share_of_the_group_is_no_share() -> None:
     assert [sh.form for sh in lexical.shares("The roof covered the demand completely.", "en")] == ["all"]
     source = hits("Von den 30 untersuchten Höfen deckten 12 ihren Strombedarf vollständig aus eigenen Anlagen, "
                   "die übrigen kauften Strom zu.")
-    assert OfflineJudge().judge(claim, source).verdict is not N
+    assert OfflineJudge(calibration=None).judge(claim, source).verdict is not N
 
 
 def test_a_bound_on_a_fraction_below_one_is_not_met_by_a_count() -> None:
@@ -207,8 +207,8 @@ def test_a_bound_on_a_fraction_below_one_is_not_met_by_a_count() -> None:
                   "two best models reached R values above 0.81 and an error below 4 µg/m. Data from 9 sites "
                   "were pooled.")
     claim = "After a linear correction, the two best models reached R values above 0.93."
-    assert OfflineJudge().judge(claim, source).verdict is not S
-    assert OfflineJudge().judge("After a linear correction, the two best models reached R values above 0.8.",
+    assert OfflineJudge(calibration=None).judge(claim, source).verdict is not S
+    assert OfflineJudge(calibration=None).judge("After a linear correction, the two best models reached R values above 0.8.",
                                 source).verdict is S
 
 
@@ -221,13 +221,13 @@ def test_a_share_of_one_word_in_two_forms_is_a_share_of_the_same_subject() -> No
                   "Stunden Bereitschaftsdienst geleistet.")
     claim = ("Fast die Hälfte der Pflegekräfte einer Befragung an hessischen Kliniken hatte in der Woche vor dem "
              "Stichtag mehr als zehn Stunden Bereitschaftsdienst geleistet.")
-    assert OfflineJudge().judge(claim, source).verdict is not S
+    assert OfflineJudge(calibration=None).judge(claim, source).verdict is not S
 
 
 def test_a_bounded_count_in_words_is_checked_against_the_sources_figures() -> None:
     source = hits("In the 1900s, 12 dialects were spoken in the valley; by the 1990s their number had fallen to 7, "
                   "mostly among older residents.")
-    judge = OfflineJudge()
+    judge = OfflineJudge(calibration=None)
     claim = "Between the 1900s and the 1990s, the number of dialects spoken in the valley fell from twelve to fewer than {}."
     assert judge.judge(claim.format("five"), source).verdict is not S
     assert judge.judge(claim.format("ten"), source).verdict is S

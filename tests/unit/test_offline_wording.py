@@ -28,7 +28,7 @@ def hits(*texts: str) -> list[Hit]:
 
 
 def judge(claim: str, *texts: str) -> Verdict:
-    return OfflineJudge().judge(claim, hits(*texts)).verdict
+    return OfflineJudge(calibration=None).judge(claim, hits(*texts)).verdict
 
 
 # -- number words are figures, not content terms ----------------------------------------------

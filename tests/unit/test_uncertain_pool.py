@@ -30,11 +30,11 @@ def test_auc_is_one_for_a_perfect_ranking_zero_for_the_reverse_and_half_for_ties
 
 
 def test_the_assessment_is_the_judgement_with_its_cue() -> None:
-    judge = OfflineJudge()
+    judge = OfflineJudge(calibration=None)
     for case in load_cases(CASES)[:40]:
         found = judge.assessment(case.claim, case.passages)
         judged = judge.judge(case.claim, case.passages)
-        assert (found.verdict, found.confidence) == (judged.verdict, judged.confidence)
+        assert (found.verdict, found.rule) == (judged.verdict, judged.rule)
         assert found.cue
     assert judge.assessment("Any claim.", []) is None
     assert judge.judge("Any claim.", []).verdict is Verdict.uncertain
@@ -42,8 +42,8 @@ def test_the_assessment_is_the_judgement_with_its_cue() -> None:
 
 def test_the_pool_holds_only_uncertain_cases_with_one_row_of_features_each() -> None:
     script = _script()
-    x, y = script.pool(CASES, OfflineJudge())
-    uncertain = sum(OfflineJudge().judge(c.claim, c.passages).verdict is Verdict.uncertain for c in load_cases(CASES))
+    x, y = script.pool(CASES, OfflineJudge(calibration=None))
+    uncertain = sum(OfflineJudge(calibration=None).judge(c.claim, c.passages).verdict is Verdict.uncertain for c in load_cases(CASES))
     assert x.shape == (uncertain, len(script.FEATURES)) and len(y) == uncertain
     assert set(y.tolist()) <= {0, 1} and 0 < y.sum() < len(y)
 

@@ -32,3 +32,11 @@ class Assessment(BaseModel):
     sentence: Sentence | None
     #: the evidence when it is more than the sentence (two adjacent sentences), verbatim
     evidence: str | None = None
+    #: the rule of `analysis.pipeline.judging.rules` that decided, and the guards that changed it
+    rule: str | None = None
+    guards: tuple[str, ...] = ()
+
+    @property
+    def decided_by(self) -> str | None:
+        """The name whose held-out precision this verdict carries: the last guard that changed it, else its rule."""
+        return self.guards[-1] if self.guards else self.rule

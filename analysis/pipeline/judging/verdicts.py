@@ -15,8 +15,6 @@ from analysis.pipeline.retrieval.index import Hit
 
 logger = logging.getLogger(__name__)
 
-logger = logging.getLogger(__name__)
-
 
 class Verdict(str, Enum):
     """How well the cited source backs the claim."""
@@ -43,6 +41,9 @@ class Judgement(BaseModel):
     rationale: str
     #: provider tokens this judgement cost (usage.total_tokens over its attempts); 0 offline
     tokens: int = Field(default=0, ge=0)
+    #: the offline rule that decided, and the guards that changed its verdict ("overlap_sentence >
+    #: guard_directions"); None for a judge without rules (a model judge)
+    rule: str | None = None
 
 
 class Judge(Protocol):
