@@ -119,7 +119,8 @@ def extract(job: Job, *, broker=None) -> int:
         if db.one(cur, "job_extracted_one", job_id=job.id, total=len(citations), pending=pending,
                   retrieval_mode=retrieval_mode(cur, job.id), judge=judge_name()) is None:
             return db.one(cur, "job_extraction_one", job_id=job.id)[1] or 0
-        db.one(cur, "citations_insert", job_id=job.id, user_id=job.user_id, **rows)
+        if citations:  # a thesis without citations succeeds with an empty report (issue 29)
+            db.one(cur, "citations_insert", job_id=job.id, user_id=job.user_id, **rows)
         if judge_messages:
             broker.enqueue_many(judge_messages)
     logger.info("citations extracted", extra={"action": "citations_extracted", "job_id": job.id,

@@ -35,6 +35,8 @@ VERDICT_LABELS = {
 PENDING = "pending"
 #: Shown where the database holds no value yet (judge, match method of an older job).
 NONE = "—"
+#: What a finished report of a thesis without citations says in place of its table.
+NO_CITATIONS = "the thesis has no citations citeq recognises: nothing to judge"
 
 CSV_COLUMNS = ["number", "thesis_page", "marker", "claim", "source_file", "reference", "match_method",
                "unresolved_reason", "verdict", "confidence", "evidence", "evidence_page", "rationale",
@@ -247,7 +249,7 @@ def _cell(value) -> str:
 def verdict_table(report: Report, *, claim_width: int = 70) -> str:
     """The verdicts as a plain-text table for a terminal (claims clipped to ``claim_width``)."""
     if not report.citations:
-        return "no citations (yet)"
+        return NO_CITATIONS if report.job.status == "succeeded" else "no citations (yet)"
     rows = [[str(c.number), label(c.verdict_key), "" if c.confidence is None else f"{c.confidence:.2f}",
              c.marker, c.source_filename or NONE, "" if c.evidence_page is None else str(c.evidence_page),
              _clip(c.claim, claim_width)] for c in report.citations]
@@ -388,7 +390,11 @@ def _citations_html(report: Report, e) -> str:
             + (f'<div class="page">thesis p. {e(c.page)}</div>' if c.page is not None else "") + "</td>"
             f'<td class="source">{source}</td><td class="verdict">{verdict}</td>'
             f'<td class="evidence">{evidence}</td><td class="rationale">{e(c.rationale)}</td></tr>')
-    body = "".join(rows) or '<tr><td colspan="6" class="muted">no citations found (yet)</td></tr>'
+    if report.job.status == "succeeded":
+        empty = NO_CITATIONS
+    else:
+        empty = "no citations found (yet)"
+    body = "".join(rows) or f'<tr><td colspan="6" class="muted" id="no-citations">{empty}</td></tr>'
     return ('<h2>Citations</h2>\n<table class="citations"><colgroup><col class="n"><col class="claim">'
             '<col class="source"><col class="verdict"><col class="evidence"><col class="rationale"></colgroup>'
             "<thead><tr><th>#</th><th>Claim</th><th>Cited source</th><th>Verdict</th><th>Evidence</th>"
