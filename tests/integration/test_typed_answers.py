@@ -36,5 +36,9 @@ def test_a_thesis_without_citations_succeeds_with_an_empty_report_that_says_so(q
     assert json.loads(report.render_json(built))["total"] == 0
     assert report.NO_CITATIONS in report.render_html(built)
     assert report.verdict_table(built) == report.NO_CITATIONS
+    head, pieces = report.stream(queue_broker, job_id, "json", user_id=1)
+    assert json.loads("".join(pieces)) == json.loads(report.render_json(built.model_copy(
+        update={"generated_at": head.generated_at})))
+    assert report.NO_CITATIONS in "".join(report.stream(queue_broker, job_id, "html", user_id=1)[1])
     # the credit was spent on a finished analysis, not refunded as for a failure
     assert query(conn, "SELECT count(*) FROM credit_ledger WHERE user_id = 1 AND kind = 'refund'")[0][0] == 0
