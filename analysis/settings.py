@@ -99,6 +99,10 @@ class PipelineSettings(EnvSettings):
     judge_slot_wait_seconds: float = env_field(
         10.0, "CITEQ_JUDGE_SLOT_WAIT_SECONDS", "how long a judge waits for a free provider slot before a new "
         "message takes its citation over", ge=0)
+    #: A job ends within this plus one retry backoff (at most 60 s) once every call fails.
+    judge_outage_seconds: float = env_field(
+        120.0, "CITEQ_JUDGE_OUTAGE_SECONDS", "a job whose judge provider fails every call (5xx, unreachable) "
+        "for this long fails provider_unavailable and is refunded", gt=0)
     judge_max_dispatches: int = env_field(
         3, "CITEQ_JUDGE_MAX_DISPATCHES", "dispatches of one citation's judge message before the job fails",
         ge=1)
