@@ -104,7 +104,13 @@ WHERE id = (SELECT id FROM parse_items
             WHERE job_id = %(job_id)s AND status IN ('queued', 'running')
             ORDER BY ordinal LIMIT 1
             FOR UPDATE SKIP LOCKED)
-RETURNING id, filename, kind::text, doi, sha256, file_bytes, attempts;
+RETURNING id, filename, kind::text, doi, sha256, octet_length(file_bytes), attempts;
+
+-- parse_item_bytes_slice_one --
+-- %(length)s bytes of a staged item from byte %(start)s (1-based): the parse step copies an
+-- upload to a file a slice at a time, so the worker never holds it whole. NULL: the bytes
+-- are gone (the item ended meanwhile).
+SELECT substring(file_bytes FROM %(start)s FOR %(length)s) FROM parse_items WHERE id = %(item_id)s;
 
 -- document_insert_one --
 -- The parsed document of an item, with its structure (headings, paragraphs, footnotes).
