@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import struct
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -207,7 +209,15 @@ class HeaderTimeoutH11Protocol(H11Protocol):
     def _write_overdue(self) -> None:
         # The client has read nothing for write_timeout seconds: drop the connection and what
         # is buffered for it (close() would wait for the buffer to drain, that is forever).
+        # A zero linger makes the kernel reset it at once instead of keeping its send buffer
+        # for a FIN the client would never read.
         self._write_timer = None
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            except OSError:
+                pass
         self.transport.abort()
 
     def _refuse(self, status: int, code: str, message: str) -> None:
