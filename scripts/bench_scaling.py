@@ -74,7 +74,9 @@ def run_size(url: str, user: int, n: int, timeout: float) -> tuple[float, float,
     rows = sql(url, "SELECT id, kind::text FROM documents WHERE session_id = %s", staged.session_id)
     kinds = {k: i for i, k in rows}
     if set(kinds) != {"thesis", "source"}:
-        raise RuntimeError(f"parse failed: {sql(url, 'SELECT filename, error_code, error_reason FROM parse_items WHERE job_id = %s', staged.parse_job_id)}")
+        failed = sql(url, "SELECT filename, error_code, error_reason FROM parse_items WHERE job_id = %s",
+                     staged.parse_job_id)
+        raise RuntimeError(f"parse failed: {failed}")
     start = time.perf_counter()
     job_id = userqueue.admit(user, kinds["thesis"], [kinds["source"]]).job_id
     wait_for(url, "SELECT finished_at IS NOT NULL FROM analysis_jobs WHERE id = %s", job_id, timeout=timeout)

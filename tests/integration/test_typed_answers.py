@@ -78,7 +78,8 @@ def test_a_provider_verdict_ends_the_outage_count(queue_broker, conn, provider, 
     provider.mode = "server_error"
     with pytest.raises(ProviderUnavailable):
         pipeline.judge_citation(job_id, ordinals[0], settle=userqueue.settle, broker=queue_broker, settings=settings)
-    assert query(conn, "SELECT provider_failing_since IS NOT NULL FROM analysis_jobs WHERE id = %s", job_id) == [(True,)]
+    assert query(conn, "SELECT provider_failing_since IS NOT NULL FROM analysis_jobs WHERE id = %s",
+                 job_id) == [(True,)]
 
     provider.mode = "answer"
     assert pipeline.judge_citation(job_id, ordinals[1], settle=userqueue.settle, broker=queue_broker,
