@@ -18,8 +18,11 @@ from analysis.pipeline.analyze import ProviderBusy
 from analysis.pipeline.providers.errors import ProviderBadResponse, ProviderUnavailable
 
 #: Provider trouble is retried with backoff; anything else is a bug and dead-letters
-#: after the retries too (the stall sweeper re-sends or fails the job).
-JUDGE_RETRIES = 5
+#: after the retries too (the stall sweeper re-sends or fails the job). Eight retries back
+#: off at least 121 s in all (1, 2, 4, 8, 16, then 30-60 s each), longer than the default
+#: CITEQ_JUDGE_OUTAGE_SECONDS: a provider outage ends the job through
+#: ``pipeline.provider_failing`` before its messages dead-letter.
+JUDGE_RETRIES = 8
 
 
 @dramatiq.actor(actor_name=uploads.PARSE_ACTOR, queue_name=uploads.PARSE_QUEUE, max_retries=3,

@@ -79,6 +79,11 @@ class PipelineSettings(EnvSettings):
         gt=0)
     parse_memory_mb: int = env_field(
         1024, "CITEQ_PARSE_MEMORY_MB", "address space (MB) of the process parsing one document", ge=64)
+    #: About 1,600 pages of prose (a long book is 3 M characters); what the parse sandbox hands the
+    #: worker stays this small: three such documents at once keep a worker under 400 MB.
+    parse_max_text_chars: int = env_field(
+        5_000_000, "CITEQ_PARSE_MAX_TEXT_CHARS", "characters of text one document may hold (more: "
+        "document_too_long)", ge=1000)
     parse_wall_seconds: float = env_field(
         90.0, "CITEQ_PARSE_WALL_SECONDS", "wall-clock seconds one document's parse may take", gt=0)
     resend_grace_seconds: float = env_field(
@@ -99,6 +104,10 @@ class PipelineSettings(EnvSettings):
     judge_slot_wait_seconds: float = env_field(
         10.0, "CITEQ_JUDGE_SLOT_WAIT_SECONDS", "how long a judge waits for a free provider slot before a new "
         "message takes its citation over", ge=0)
+    #: A job ends within this plus one retry backoff (at most 60 s) once every call fails.
+    judge_outage_seconds: float = env_field(
+        120.0, "CITEQ_JUDGE_OUTAGE_SECONDS", "a job whose judge provider fails every call (5xx, unreachable) "
+        "for this long fails provider_unavailable and is refunded", gt=0)
     judge_max_dispatches: int = env_field(
         3, "CITEQ_JUDGE_MAX_DISPATCHES", "dispatches of one citation's judge message before the job fails",
         ge=1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -83,6 +84,29 @@ def _count(text: str) -> int:
     if not 1 <= value <= 10_000:
         raise argparse.ArgumentTypeError("a whole number from 1 to 10000")
     return value
+
+
+def _bounded(kind: type, low: float, high: float, what: str) -> Callable[[str], float]:
+    """An argparse type: a finite ``kind`` from ``low`` to ``high`` (nan, inf and out-of-range
+    values are usage errors, not a traceback from deeper down)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not math.isfinite(value) or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} from {low:g} to {high:g}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+_ttl_days = _bounded(float, 0.001, 36500, "a number of days")
+_credits = _bounded(int, 0, 1_000_000, "a whole number of credits")
+_seconds = _bounded(float, 0.1, 86400, "a number of seconds")
+_threads = _bounded(int, 1, 64, "a whole number of threads")
+_port = _bounded(int, 0, 65535, "a port")
 
 
 # -- output -------------------------------------------------------------------------------------
@@ -469,7 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     u = users.add_parser("create", help="create a user with credits")
     u.add_argument("name", metavar="USER", help="a name that is not all digits (USER arguments of ASCII "
                    "digits are ids)")
-    u.add_argument("--credits", type=int, default=10)
+    u.add_argument("--credits", type=_credits, default=10)
     u.add_argument("--email")
     u = users.add_parser("show", help="a user's credits and jobs")
     u.add_argument("user", metavar="USER", help=USER_HELP)
@@ -477,7 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("user", metavar="USER", nargs="?", help=USER_HELP)
     u.add_argument("--operator", action="store_true", help="the token also reaches the operator routes")
     u.add_argument("--label")
-    u.add_argument("--ttl-days", type=float, help="days until it expires (default CITEQ_TOKEN_TTL_DAYS or 90)")
+    u.add_argument("--ttl-days", type=_ttl_days, help="days until it expires (default CITEQ_TOKEN_TTL_DAYS or 90)")
     u = users.add_parser("tokens", help="list a user's tokens: id, created, expires, last used, revoked")
     u.add_argument("user", metavar="USER", nargs="?", help=USER_HELP)
     u.add_argument("--operator", action="store_true", help="list the operator tokens without a user")
@@ -494,7 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what the files are (default: a file named thesis* is a thesis, others sources)")
     p.add_argument("--session", type=_id, help="add to this upload session (default: a new one)")
     p.add_argument("--wait", action="store_true", help="return when parsing is finished")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds --wait waits at most")
+    p.add_argument("--timeout", type=_seconds, default=300.0, help="seconds --wait waits at most")
 
     p = add("analyze", cmd_analyze, "admit an analysis of a thesis against its sources", queue_env)
     p.add_argument("user", metavar="USER", help=USER_HELP)
@@ -534,7 +558,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("demo", cmd_demo, "the whole thing in one go: five analyses of the sample theses, live",
             _env_epilog(BrokerSettings, QueueSettings, PipelineSettings, JudgeSettings, EmbeddingsSettings,
                         WebSettings, TokenSettings, DevDbSettings, DemoSettings))
-    p.add_argument("--threads", type=int, default=4, help="worker threads of the demo's worker process")
+    p.add_argument("--threads", type=_threads, default=4, help="worker threads of the demo's worker process")
     p.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
 
     for name, fn, program in (("worker", cmd_worker, "dramatiq"), ("scheduler", cmd_scheduler, "periodiq")):
@@ -545,7 +569,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("web", cmd_web, "serve the HTTP API, the dashboard and /metrics", all_env)
     p.add_argument("--host", help="default CITEQ_WEB_HOST or 127.0.0.1")
-    p.add_argument("--port", type=int, help="default PORT or 8000")
+    p.add_argument("--port", type=_port, help="default PORT or 8000")
     p.add_argument("--log-level", default="info")
     return parser
 

@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -85,15 +86,52 @@ async def json_body(request: Request, model: type[BaseModel], limit: int, *, opt
         return model()
     if ctype != "application/json":
         raise ApiError(415, "unsupported_media_type", "send the body as application/json", got=ctype or None)
-    try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ApiError(400, "malformed_json", f"the body is not valid JSON: {exc}") from None
+    data = parse_json(body)
     try:
         return model.model_validate(data)
     except ValidationError as exc:  # the input is not echoed: it may not even be encodable
         raise ApiError(422, "invalid_request", "the body does not match the schema",
                        errors=inputs.errors_of(exc)) from None
+
+
+#: Deepest nesting of arrays and objects a JSON body may have (ours nest two deep).
+MAX_JSON_DEPTH = 32
+#: Most digits an integer in a JSON body may have (ids are 64-bit: 19 digits).
+MAX_JSON_DIGITS = 40
+_JSON_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def parse_json(body: bytes):
+    """The JSON of a body, with its nesting depth and integer sizes checked before they can
+    cost a RecursionError or Python's digit limit (a 500): typed 400s instead."""
+    depth = deepest = 0
+    for token in _JSON_TOKENS.finditer(body):  # strings are skipped whole: brackets in them do not count
+        bracket = token.group()[:1]
+        if bracket in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif bracket in (b"]", b"}"):
+            depth -= 1
+    if deepest > MAX_JSON_DEPTH:
+        raise ApiError(400, "json_too_deep", f"the body nests arrays and objects deeper than {MAX_JSON_DEPTH}",
+                       limit=MAX_JSON_DEPTH)
+    try:
+        return json.loads(body, parse_int=_bounded_int)
+    except _IntegerTooLong:
+        raise ApiError(400, "json_number_too_long", f"an integer in the body has more than {MAX_JSON_DIGITS} "
+                       "digits", limit=MAX_JSON_DIGITS) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ApiError(400, "malformed_json", f"the body is not valid JSON: {exc}") from None
+
+
+class _IntegerTooLong(Exception):
+    pass
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_JSON_DIGITS:
+        raise _IntegerTooLong()
+    return int(digits)
 
 
 # -- the app ------------------------------------------------------------------------------------

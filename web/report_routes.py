@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import Enum
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from analysis.surface import evidence as evidences
@@ -34,27 +34,22 @@ _MEDIA = {ReportFormat.html: "text/html; charset=utf-8", ReportFormat.csv: "text
           ReportFormat.json: "application/json"}
 
 
-def _report_or_404(broker, job_id: int, user_id: int) -> reports.Report:
-    found = reports.build(broker, job_id, user_id=user_id)
+def _answer(broker, job_id: int, user_id: int, fmt: ReportFormat) -> Response:
+    """The report, streamed: its head (counts, sources) is read here, off the event loop; its
+    citations are read a batch at a time while the body is sent. A client that does not read
+    holds one rendered batch and the server's write buffer, no database connection, and is
+    cut after the write timeout (web/limits.py)."""
+    found = reports.stream(broker, job_id, fmt.value, user_id=user_id)
     if found is None:
         raise ApiError(404, "unknown_job", f"no job {job_id}", job_id=job_id)
-    return found
-
-
-def _answer(broker, job_id: int, user_id: int, fmt: ReportFormat) -> Response:
-    """Build and render in one call, run off the event loop: a long report takes milliseconds."""
-    report = _report_or_404(broker, job_id, user_id)
-    name = f"citeq-report-{report.job.id}.{fmt.value}"
+    head, pieces = found
+    name = f"citeq-report-{head.job.id}.{fmt.value}"
     headers = {"Cache-Control": "no-store"}
     if fmt is ReportFormat.html:
-        body = reports.render_html(report)
         headers.update({"Content-Security-Policy": HTML_CSP, "Content-Disposition": f'inline; filename="{name}"'})
     elif fmt is ReportFormat.csv:
-        body = reports.render_csv(report)
         headers["Content-Disposition"] = f'attachment; filename="{name}"'
-    else:
-        body = reports.render_json(report)
-    return Response(body.encode("utf-8"), media_type=_MEDIA[fmt], headers=headers)
+    return StreamingResponse((piece.encode("utf-8") for piece in pieces), media_type=_MEDIA[fmt], headers=headers)
 
 
 _FORMATS = {

@@ -28,7 +28,16 @@ class WebSettings(EnvSettings):
         60.0, "CITEQ_WEB_BODY_TIMEOUT", "seconds a request has to deliver its whole body (then 408)", gt=0)
     keepalive_timeout: float = env_field(
         5.0, "CITEQ_WEB_KEEPALIVE_TIMEOUT", "seconds an idle keep-alive connection is kept", gt=0)
+    #: A connection that has sent nothing is idle: it is closed after ``idle_timeout``, and
+    #: first, oldest first, when a new connection finds all ``max_connections`` taken.
+    idle_timeout: float = env_field(
+        3.0, "CITEQ_WEB_IDLE_TIMEOUT", "seconds a new connection may stay silent before its request starts", gt=0)
     max_connections: int = env_field(
-        200, "CITEQ_WEB_MAX_CONNECTIONS", "connections and requests in flight at once; beyond it 503", ge=1)
+        200, "CITEQ_WEB_MAX_CONNECTIONS", "open connections at once (idle ones make room; else 503)", ge=1)
+    max_requests: int = env_field(
+        100, "CITEQ_WEB_MAX_REQUESTS", "requests in progress at once; beyond it 503 with Retry-After", ge=1)
+    #: A client that reads nothing of a long answer (a report) is cut after this long.
+    write_timeout: float = env_field(
+        30.0, "CITEQ_WEB_WRITE_TIMEOUT", "seconds a client may leave the server's write buffer full", gt=0)
     max_header_bytes: int = env_field(
         16 * 1024, "CITEQ_WEB_MAX_HEADER_BYTES", "largest request head (request line and headers)", ge=1024)

@@ -47,7 +47,7 @@ from analysis.pipeline.judging.offline import OfflineJudge
 from analysis.pipeline.judging.registry import judge_factory, judge_from_env
 from analysis.pipeline.judging.verdicts import Judge, Judgement, Verdict, source_missing_judgement
 from analysis.pipeline.providers.errors import (ProviderError, ProviderPermanentError, ProviderRateLimited,
-                                                ProviderRejected)
+                                                ProviderRejected, ProviderUnavailable)
 from analysis.pipeline.documents.pdftext import Page
 from analysis.pipeline.retrieval.index import FUSION_DEPTH, Hit, fuse_ranks
 from analysis.settings import PipelineSettings, QueueSettings
@@ -121,7 +121,8 @@ def extract(job: Job, *, broker=None) -> int:
         if db.one(cur, "job_extracted_one", job_id=job.id, total=len(citations), pending=pending,
                   retrieval_mode=retrieval_mode(cur, job.id), judge=judge_name()) is None:
             return db.one(cur, "job_extraction_one", job_id=job.id)[1] or 0
-        db.one(cur, "citations_insert", job_id=job.id, user_id=job.user_id, **rows)
+        if citations:  # a thesis without citations succeeds with an empty report (issue 29)
+            db.one(cur, "citations_insert", job_id=job.id, user_id=job.user_id, **rows)
         if judge_messages:
             broker.enqueue_many(judge_messages)
     logger.info("citations extracted", extra={"action": "citations_extracted", "job_id": job.id,
@@ -259,10 +260,14 @@ def judge_citation(job_id: int, ordinal: int, *, settle: Settle, broker=None, ju
             judgement = _judge_within_budget(judge, job_id, claim, hits, broker, settings)
         except ProviderPermanentError as exc:
             return fail_for_provider(job_id, user_id, exc, settle=settle, broker=broker)
+        except ProviderUnavailable as exc:
+            return provider_failing(job_id, user_id, exc, settle=settle, broker=broker, settings=settings)
         except budget.SlotsTaken as exc:
             logger.info("judge waits for a provider slot", extra={"action": "judge_requeued", "job_id": job_id,
                                                                  "ordinal": ordinal, "reason": str(exc)})
             return _requeue(broker, job_id, ordinal, random.randint(500, 2000))
+        return record_verdict(job_id, ordinal, user_id, judgement, settle=settle, broker=broker,
+                              provider_answered=not isinstance(judge, OfflineJudge) and bool(hits))
     return record_verdict(job_id, ordinal, user_id, judgement, settle=settle, broker=broker)
 
 
@@ -322,6 +327,32 @@ def fail_for_provider(job_id: int, user_id: int, exc: ProviderPermanentError, *,
     return "failed" if failed is not None else "skipped"
 
 
+#: The failure reason of a job whose judge provider stayed unavailable.
+PROVIDER_UNAVAILABLE = "provider_unavailable"
+
+
+def provider_failing(job_id: int, user_id: int, exc: ProviderUnavailable, *, settle: Settle, broker=None,
+                     settings: PipelineSettings, now: datetime | None = None) -> str:
+    """A transient provider failure (5xx, unreachable): raised again to be retried while the
+    provider has failed the job for less than ``judge_outage_seconds`` since its last provider
+    verdict; after that the job fails ``provider_unavailable`` and is refunded (``failed``),
+    so an outage ends a job within the window plus one retry backoff instead of leaving it
+    ``running`` through every retry and re-dispatch. ``skipped``: the job had ended."""
+    broker = messages.broker_or_global(broker)
+    row = db.one_on(broker, "job_provider_failing_one", job_id=job_id, now=now)
+    if row is None:
+        return "skipped"
+    (seconds,) = row
+    if seconds < settings.judge_outage_seconds:
+        raise exc
+    reason = (f"{PROVIDER_UNAVAILABLE}: the judge provider failed every call for {seconds:.0f} s "
+              f"(last: {exc})")[:500]  # the message is redacted and clipped where it was raised
+    failed = settle(job_id, user_id, lambda cur: Outcome.failed(reason), broker=broker)
+    logger.error("judge provider unavailable", extra={"action": "job_failed_provider", "job_id": job_id,
+                                                      "user_id": user_id, "reason": reason})
+    return "failed" if failed is not None else "skipped"
+
+
 def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id: int, k: int, *,
              store: SourceStore, embedder: OpenAIEmbedder | None) -> list[Hit]:
     """The ``k`` best passages of the user's cited source: BM25, fused with vector ranks
@@ -364,16 +395,18 @@ def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id
 
 
 def record_verdict(job_id: int, ordinal: int, user_id: int, judgement: Judgement, *, settle: Settle,
-                   broker=None) -> str:
+                   broker=None, provider_answered: bool = False) -> str:
     """Write the verdict once; the writer of the last one returns ``succeeded`` to ``settle``,
-    which ends the job in the same transaction."""
+    which ends the job in the same transaction. A verdict the provider gave
+    (``provider_answered``) ends the job's provider outage, if one was counting."""
     happened = "skipped"
 
     def write(cur) -> Outcome | None:
         nonlocal happened
         row = db.one(cur, "citation_judge_one", job_id=job_id, ordinal=ordinal, verdict=judgement.verdict.value,
                      confidence=judgement.confidence, evidence=judgement.evidence,
-                     evidence_page=judgement.evidence_page, rationale=judgement.rationale, rule=judgement.rule)
+                     evidence_page=judgement.evidence_page, rationale=judgement.rationale, rule=judgement.rule,
+                     provider_answered=provider_answered)
         if row is None:
             return None
         (pending,) = row

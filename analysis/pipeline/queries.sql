@@ -104,7 +104,13 @@ WHERE id = (SELECT id FROM parse_items
             WHERE job_id = %(job_id)s AND is_busy(status)
             ORDER BY ordinal LIMIT 1
             FOR UPDATE SKIP LOCKED)
-RETURNING id, filename, kind::text, doi, sha256, file_bytes, attempts;
+RETURNING id, filename, kind::text, doi, sha256, octet_length(file_bytes), attempts;
+
+-- parse_item_bytes_slice_one --
+-- %(length)s bytes of a staged item from byte %(start)s (1-based): the parse step copies an
+-- upload to a file a slice at a time, so the worker never holds it whole. NULL: the bytes
+-- are gone (the item ended meanwhile).
+SELECT substring(file_bytes FROM %(start)s FOR %(length)s) FROM parse_items WHERE id = %(item_id)s;
 
 -- document_insert_one --
 -- The parsed document of an item, with its structure (headings, paragraphs, footnotes).
@@ -331,9 +337,19 @@ WITH judged AS (
       AND j.id = c.job_id AND j.status = 'running'
     RETURNING c.job_id
 )
-UPDATE analysis_jobs j SET pending_citations = j.pending_citations - 1
+UPDATE analysis_jobs j SET pending_citations = j.pending_citations - 1,
+    provider_failing_since = CASE WHEN %(provider_answered)s THEN NULL ELSE j.provider_failing_since END
 FROM judged WHERE j.id = judged.job_id
 RETURNING j.pending_citations;
+
+-- job_provider_failing_one --
+-- A transient provider failure of a running job: when the provider started failing it (kept
+-- from an earlier failure with no provider verdict since) and the seconds since. No row:
+-- the job is not running.
+UPDATE analysis_jobs
+SET provider_failing_since = coalesce(provider_failing_since, coalesce(%(now)s, clock_timestamp()))
+WHERE id = %(job_id)s AND status = 'running'
+RETURNING extract(epoch FROM coalesce(%(now)s, clock_timestamp()) - provider_failing_since)::float8;
 
 -- job_judge_tokens_one --
 -- The provider tokens a job's judge calls have cost so far.

@@ -216,6 +216,43 @@ SELECT j.id, j.status::text, j.delta_of_job_id, j.judge, j.retrieval_mode, j.cre
 FROM analysis_jobs j JOIN documents t ON t.id = j.thesis_id
 WHERE j.id = %(job_id)s AND j.user_id = %(user_id)s;
 
+-- report_counts_many --
+-- Citations of one job of the user per verdict ('pending' while unjudged).
+SELECT coalesce(c.verdict::text, 'pending'), count(*)::int
+FROM job_citations c
+WHERE c.job_id = %(job_id)s AND c.user_id = %(user_id)s
+GROUP BY 1;
+
+-- report_attention_many --
+-- The citation numbers (1, 2, ...) of one job of the user per verdict that needs a look, in
+-- thesis order: the "needs attention" block of a streamed report, whose head has no citations.
+SELECT c.verdict::text, array_agg(c.ordinal + 1 ORDER BY c.ordinal)
+FROM job_citations c
+WHERE c.job_id = %(job_id)s AND c.user_id = %(user_id)s
+  AND c.verdict IN ('not_supported', 'partially_supported', 'uncertain', 'source_missing')
+GROUP BY 1;
+
+-- report_references_many --
+-- The distinct (source, reference, match method) of one job of the user's resolved
+-- citations, in the order of their first citation.
+SELECT c.source_document_id, c.reference ->> 'raw', c.match_method
+FROM job_citations c
+WHERE c.job_id = %(job_id)s AND c.user_id = %(user_id)s AND c.source_document_id IS NOT NULL
+GROUP BY 1, 2, 3
+ORDER BY min(c.ordinal);
+
+-- report_citations_page_many --
+-- At most %(size)s citations of one job of the user after ordinal %(after)s, in thesis order:
+-- the rows of report_citations_many, a page at a time (keyset on (job_id, ordinal)).
+SELECT c.ordinal, c.marker, c.claim, c.page, c.source_document_id, d.filename, c.reference ->> 'raw',
+       c.match_method, c.unresolved_reason, c.verdict::text, c.confidence::float8, c.evidence,
+       c.evidence_page, c.rationale, c.carried_from_id, c.judged_at, c.judge_rule
+FROM job_citations c
+LEFT JOIN documents d ON d.id = c.source_document_id AND d.user_id = c.user_id
+WHERE c.job_id = %(job_id)s AND c.user_id = %(user_id)s AND c.ordinal > %(after)s
+ORDER BY c.ordinal
+LIMIT %(size)s;
+
 -- report_citations_many --
 -- Every citation of one job of the user in thesis order, with its cited source's file name,
 -- the reference it was resolved through (or why not) and its verdict (NULL while unjudged).

@@ -15,6 +15,7 @@ import csv
 import html
 import io
 import json
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 
 from pydantic import BaseModel, Field, computed_field, field_serializer
@@ -35,6 +36,8 @@ VERDICT_LABELS = {
 PENDING = "pending"
 #: Shown where the database holds no value yet (judge, match method of an older job).
 NONE = "—"
+#: What a finished report of a thesis without citations says in place of its table.
+NO_CITATIONS = "the thesis has no citations citeq recognises: nothing to judge"
 
 #: How a citation's source was found, in words.
 MATCHED_BY = {"doi": "its DOI", "author_year": "author and year", "title": "its title",
@@ -227,6 +230,9 @@ class Report(BaseModel):
     judged: int
     citations: list[ReportCitation]
     generated_at: datetime
+    #: Citation numbers per verdict that needs a look, when ``citations`` does not hold them all
+    #: (a streamed report's head); None: read them from ``citations``.
+    attention: dict[str, list[int]] | None = Field(default=None, exclude=True)
 
     @field_serializer("generated_at")
     def _utc(self, value: datetime) -> str:
@@ -244,6 +250,65 @@ def build(broker, job_id: int, *, user_id: int) -> Report | None:
             return None
         rows = db.many(cur, "report_citations_many", job_id=job_id, user_id=user_id)
     return assemble(job, rows)
+
+
+#: Citations read per query when a report is streamed (about 0.1–1 MB rendered).
+STREAM_BATCH = 200
+
+
+def build_head(broker, job_id: int, *, user_id: int) -> Report | None:
+    """The report of the user's job without its citations (``citations`` is empty), with the
+    counts, total and sources of all of them: what precedes the citations when the report is
+    streamed. None when the user has no such job."""
+    with broker.connection() as conn, conn.cursor() as cur:
+        job = db.one(cur, "report_job_one", job_id=job_id, user_id=user_id)
+        if job is None:
+            return None
+        counts = dict(db.many(cur, "report_counts_many", job_id=job_id, user_id=user_id))
+        references = db.many(cur, "report_references_many", job_id=job_id, user_id=user_id)
+        attention = dict(db.many(cur, "report_attention_many", job_id=job_id, user_id=user_id))
+    head = assemble(job, [])
+    head.attention = {v: list(numbers) for v, numbers in attention.items()}
+    head.counts.update(counts)
+    head.total = sum(counts.values())
+    head.judged = head.total - head.counts[PENDING]
+    resolved: dict[int, list[ResolvedReference]] = {}
+    for source_id, reference, method in references:
+        resolved.setdefault(source_id, []).append(ResolvedReference(reference=reference, match_method=method))
+    for source in head.sources:
+        source.references = resolved.get(source.document_id, [])
+    return head
+
+
+def citation_batches(broker, job_id: int, *, user_id: int, size: int = STREAM_BATCH) -> Iterator[list[ReportCitation]]:
+    """The job's citations in thesis order, ``size`` per query, each query on a connection
+    held only for that query (a slow reader of a streamed report holds none).
+
+    The batches are read one after another, so a report of a running job may show a
+    verdict written after its counts were read; a finished job's report is exact."""
+    after = -1
+    while True:
+        with broker.connection() as conn, conn.cursor() as cur:
+            rows = db.many(cur, "report_citations_page_many", job_id=job_id, user_id=user_id, after=after,
+                           size=size)
+        if not rows:
+            return
+        yield [ReportCitation(**dict(zip(_CITATION_FIELDS, r))) for r in rows]
+        after = rows[-1][0]
+
+
+def stream(broker, job_id: int, fmt: str, *, user_id: int,
+           size: int = STREAM_BATCH) -> tuple[Report, Iterator[str]] | None:
+    """The report of the user's job in ``fmt`` (html, csv, json) as pieces of text, read from
+    the database batch by batch as the pieces are taken: memory stays bounded however long
+    the report is. The same text as ``render_<fmt>(build(...))``. None: no such job."""
+    head = build_head(broker, job_id, user_id=user_id)
+    if head is None:
+        return None
+    batches = citation_batches(broker, job_id, user_id=user_id, size=size)
+    if fmt == "csv":
+        return head, csv_chunks(batches)
+    return head, (html_chunks if fmt == "html" else json_chunks)(head, batches)
 
 
 _CITATION_FIELDS = ["ordinal", "marker", "claim", "page", "source_document_id", "source_filename", "reference",
@@ -294,6 +359,28 @@ def render_json(report: Report) -> str:
     return report.model_dump_json(indent=2)
 
 
+def json_chunks(head: Report, batches: Iterable[list[ReportCitation]]) -> Iterator[str]:
+    """:func:`render_json` of ``head`` with the citations of ``batches`` in place of its own,
+    piece by piece: the same text as rendering the whole report at once."""
+    before, marker, after = head.model_copy(update={"citations": []}).model_dump_json(indent=2) \
+        .partition('\n  "citations": [],\n')
+    if not marker:
+        raise ValueError("the report's JSON has no citations list")  # the model changed shape
+    yield before + '\n  "citations": ['
+    first = True
+    for batch in batches:
+        rendered = ",\n".join(_indent(c.model_dump_json(indent=2), "    ") for c in batch)
+        if rendered:
+            yield ("\n" if first else ",\n") + rendered
+            first = False
+    yield ("]," if first else "\n  ],") + "\n" + after
+
+
+def _indent(text: str, prefix: str) -> str:
+    # JSON strings escape line breaks, so every line break here is the layout's own.
+    return prefix + text.replace("\n", "\n" + prefix)
+
+
 def render_csv(report: Report) -> str:
     """One header row and one row per citation, in thesis order, behind a UTF-8 BOM.
 
@@ -302,15 +389,24 @@ def render_csv(report: Report) -> str:
     spreadsheet formula (= + - @, tab, carriage return) gets a leading apostrophe, so opening
     the file never runs a formula a thesis happened to contain.
     """
+    return "".join(csv_chunks([report.citations]))
+
+
+def csv_chunks(batches: Iterable[list[ReportCitation]]) -> Iterator[str]:
+    """:func:`render_csv` piece by piece: the BOM and header row, then one piece per batch."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
-    for c in report.citations:
-        writer.writerow([_cell(v) for v in (
-            c.number, c.page, c.marker, c.claim, c.source_filename, c.reference, c.match_method,
-            c.unresolved_reason, c.verdict_key, None if c.confidence is None else f"{c.confidence:.2f}",
-            c.evidence, c.evidence_page, c.rationale, "yes" if c.carried_over else "no", c.rule)])
-    return "\ufeff" + out.getvalue()
+    yield "\ufeff" + out.getvalue()
+    for batch in batches:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\r\n")
+        for c in batch:
+            writer.writerow([_cell(v) for v in (
+                c.number, c.page, c.marker, c.claim, c.source_filename, c.reference, c.match_method,
+                c.unresolved_reason, c.verdict_key, None if c.confidence is None else f"{c.confidence:.2f}",
+                c.evidence, c.evidence_page, c.rationale, "yes" if c.carried_over else "no", c.rule)])
+        yield out.getvalue()
 
 
 def _cell(value) -> str:
@@ -325,7 +421,7 @@ def _cell(value) -> str:
 def verdict_table(report: Report, *, claim_width: int = 70) -> str:
     """The verdicts as a plain-text table for a terminal (claims clipped to ``claim_width``)."""
     if not report.citations:
-        return "no citations (yet)"
+        return NO_CITATIONS if report.job.status == "succeeded" else "no citations (yet)"
     rows = [[str(c.number), label(c.verdict_key), "" if c.confidence is None else f"{c.confidence:.2f}",
              c.marker, c.source_filename or NONE, "" if c.evidence_page is None else str(c.evidence_page),
              _clip(c.claim, claim_width)] for c in report.citations]
@@ -403,7 +499,16 @@ def render_html(report: Report) -> str:
 
     Every value from the database is escaped.
     """
-    e = lambda v: html.escape("" if v is None else str(v), quote=True)  # noqa: E731
+    return "".join(html_chunks(report, [report.citations]))
+
+
+def _escape(value) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def html_chunks(report: Report, batches: Iterable[list[ReportCitation]]) -> Iterator[str]:
+    """:func:`render_html` of ``report`` with the citations of ``batches``, piece by piece."""
+    e = _escape
     j, t = report.job, report.thesis
     title = f"Citation report — {t.filename} (job {j.id})"
     counts = {k: n for k, n in report.counts.items() if k != PENDING or n}  # pending only while some are
@@ -427,10 +532,10 @@ def render_html(report: Report) -> str:
         "</tr></tbody></table>\n",
         _attention_html(report, e),
         _sources_html(report, e),
-        _citations_html(report, e),
-        f"<footer>Generated by citeq at {e(_when(report.generated_at))}.</footer>\n</body>\n</html>\n",
     ]
-    return "".join(parts)
+    yield "".join(parts)
+    yield from _citations_html(report, batches, e)
+    yield f"<footer>Generated by citeq at {e(_when(report.generated_at))}.</footer>\n</body>\n</html>\n"
 
 
 #: What a lecturer looks at first, in this order.
@@ -440,7 +545,10 @@ ATTENTION = [Verdict.not_supported.value, Verdict.partially_supported.value, Ver
 
 def _attention_html(report: Report, e) -> str:
     """The "needs attention" block: per verdict that needs a look, its count and citation numbers."""
-    needs = {v: [c.number for c in report.citations if c.verdict_key == v] for v in ATTENTION}
+    if report.attention is not None:
+        needs = {v: report.attention.get(v, []) for v in ATTENTION}
+    else:
+        needs = {v: [c.number for c in report.citations if c.verdict_key == v] for v in ATTENTION}
     needs = {v: numbers for v, numbers in needs.items() if numbers}
     total = sum(len(n) for n in needs.values())
     if not total:
@@ -469,34 +577,42 @@ def _sources_html(report: Report, e) -> str:
             f"<th>Found by</th></tr></thead><tbody>{body}</tbody></table>\n")
 
 
-def _citations_html(report: Report, e) -> str:
-    rows = []
-    for c in report.citations:
-        key = c.verdict_key
-        if c.source_document_id is not None:
-            # The reference it resolved through is in the sources table; unresolved ones show theirs here.
-            source = f'{e(c.source_filename)}<div class="how">found by {e(c.found_by)}</div>'
-        else:
-            source = ('<span class="unresolved">not resolved</span>'
-                      + (f'<div class="ref">{e(c.reference)}</div>' if c.reference else "")
-                      + (f'<div class="how">{e(c.unresolved_reason)}</div>' if c.unresolved_reason else ""))
-        verdict = (f'<span class="badge">{e(label(key))}</span><div class="finding">{e(c.finding)}</div>'
-                   + (f'<div class="confidence">confidence {c.confidence:.2f}</div>' if c.confidence is not None else "")
-                   + (f'<div class="rule">rule {e(c.rule)}</div>' if c.rule else "")
-                   + (f'<div class="carried">carried over from job {e(report.job.delta_of)}</div>'
-                      if c.carried_over else ""))
-        evidence = (f"<blockquote>{e(c.evidence)}</blockquote>" if c.evidence else "")
-        evidence += (f'<div class="evidence-page">source p. {e(c.evidence_page)}</div>'
-                     if c.evidence_page is not None else "")
-        rows.append(
-            f'<tr class="citation v-{e(key)}" id="citation-{c.number}" data-verdict="{e(key)}">'
+def _citations_html(report: Report, batches: Iterable[list[ReportCitation]], e) -> Iterator[str]:
+    yield ('<h2>Citations</h2>\n<table class="citations"><colgroup><col class="n"><col class="verdict">'
+           '<col class="claim"><col class="source"><col class="evidence"><col class="rationale"></colgroup>'
+           "<thead><tr><th>#</th><th>Verdict</th><th>Claim</th><th>Cited source</th><th>Evidence</th>"
+           "<th>Rationale</th></tr></thead><tbody>")
+    empty = True
+    for batch in batches:
+        if batch:
+            empty = False
+            yield "".join(_citation_row(report, c, e) for c in batch)
+    if empty:
+        text = NO_CITATIONS if report.job.status == "succeeded" else "no citations found (yet)"
+        yield f'<tr><td colspan="6" class="muted" id="no-citations">{text}</td></tr>'
+    yield "</tbody></table>\n"
+
+
+def _citation_row(report: Report, c: ReportCitation, e) -> str:
+    key = c.verdict_key
+    if c.source_document_id is not None:
+        # The reference it resolved through is in the sources table; unresolved ones show theirs here.
+        source = f'{e(c.source_filename)}<div class="how">found by {e(c.found_by)}</div>'
+    else:
+        source = ('<span class="unresolved">not resolved</span>'
+                  + (f'<div class="ref">{e(c.reference)}</div>' if c.reference else "")
+                  + (f'<div class="how">{e(c.unresolved_reason)}</div>' if c.unresolved_reason else ""))
+    verdict = (f'<span class="badge">{e(label(key))}</span><div class="finding">{e(c.finding)}</div>'
+               + (f'<div class="confidence">confidence {c.confidence:.2f}</div>' if c.confidence is not None else "")
+               + (f'<div class="rule">rule {e(c.rule)}</div>' if c.rule else "")
+               + (f'<div class="carried">carried over from job {e(report.job.delta_of)}</div>'
+                  if c.carried_over else ""))
+    evidence = (f"<blockquote>{e(c.evidence)}</blockquote>" if c.evidence else "")
+    evidence += (f'<div class="evidence-page">source p. {e(c.evidence_page)}</div>'
+                 if c.evidence_page is not None else "")
+    return (f'<tr class="citation v-{e(key)}" id="citation-{c.number}" data-verdict="{e(key)}">'
             f'<td class="n">{c.number}</td><td class="verdict">{verdict}</td>'
             f'<td class="claim"><div class="marker">{e(c.marker)}</div><p>{e(c.claim)}</p>'
             + (f'<div class="page">thesis p. {e(c.page)}</div>' if c.page is not None else "") + "</td>"
             f'<td class="source">{source}</td>'
             f'<td class="evidence">{evidence}</td><td class="rationale">{e(c.rationale)}</td></tr>')
-    body = "".join(rows) or '<tr><td colspan="6" class="muted">no citations found (yet)</td></tr>'
-    return ('<h2>Citations</h2>\n<table class="citations"><colgroup><col class="n"><col class="verdict">'
-            '<col class="claim"><col class="source"><col class="evidence"><col class="rationale"></colgroup>'
-            "<thead><tr><th>#</th><th>Verdict</th><th>Claim</th><th>Cited source</th><th>Evidence</th>"
-            f"<th>Rationale</th></tr></thead><tbody>{body}</tbody></table>\n")

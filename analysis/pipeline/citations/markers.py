@@ -5,6 +5,7 @@ from __future__ import annotations
 
 
 import re
+from bisect import bisect_right
 
 from pydantic import BaseModel, Field
 
@@ -306,12 +307,14 @@ def _cited_names(authors: str) -> list[str]:
 
 def by_sentence(text: str, found: list[tuple[int, Marker]]):
     """Group markers by the sentence that contains them, in reading order."""
-    spans = sentence_spans(text)
+    spans = sentence_spans(text)  # sorted and disjoint: the sentence at an offset is a bisection away
+    starts = [s[0] for s in spans]
     grouped: dict[tuple[int, int], list[tuple[int, Marker]]] = {}
     for offset, marker in found:
-        span = next((s for s in spans if s[0] <= offset < s[1]), None)
-        if span is None:  # a mark after the sentence's full stop ("… rose.[^3]")
-            span = next((s for s in reversed(spans) if s[0] <= offset), (offset, offset + len(marker.text)))
+        at = bisect_right(starts, offset) - 1
+        # the sentence holding the mark, else the last one before it: a mark after the
+        # sentence's full stop ("… rose.[^3]")
+        span = spans[at] if at >= 0 else (offset, offset + len(marker.text))
         if span[1] < marker.group[1]:
             span = (span[0], marker.group[1])
         grouped.setdefault(span, []).append((offset, marker))

@@ -36,6 +36,7 @@ from analysis.pipeline.documents.document import (FOOTNOTE_MARK, Document, Docum
                        superscript_marks)
 from analysis.pipeline.documents.headings import is_reference_heading
 from analysis.pipeline.documents.pdftext import EmptyDocument, MalformedDocument, NoExtractableText, open_pdf
+from analysis.pipeline.documents.sandbox import limit_cpu
 
 #: Second parts that make a compound, not a broken word: "evidence-based", "long-term".
 COMPOUND_PARTS = frozenset(
@@ -92,8 +93,23 @@ class _Block:
     pages: dict[int, int] = field(default_factory=dict)
 
 
+#: The CPU-time a PDF may take in the parse sandbox grows from a small base with its pages
+#: and bytes (capped by CITEQ_PARSE_CPU_SECONDS). Honest pages cost 0.01-0.1 s here (the
+#: sample PDFs); an 18.5 kB PDF whose pages share one huge content stream cost seconds a page
+#: and took the whole 30 s budget (issue 26): now a small hostile file stops within seconds.
+CPU_BASE_SECONDS = 2.0
+CPU_SECONDS_PER_PAGE = 0.25
+CPU_SECONDS_PER_MB = 1.0
+
+
+def cpu_allowance(pages: int, size_bytes: int) -> float:
+    """CPU seconds a PDF of ``pages`` pages and ``size_bytes`` bytes may take to read."""
+    return CPU_BASE_SECONDS + CPU_SECONDS_PER_PAGE * pages + CPU_SECONDS_PER_MB * size_bytes / 1e6
+
+
 def read_pdf(data: bytes, filename: str) -> Document:
-    """Read a PDF into pages, headings, paragraphs and footnotes, with its metadata."""
+    """Read a PDF into pages, headings, paragraphs and footnotes, with its metadata. In the
+    parse sandbox its CPU budget is lowered to :func:`cpu_allowance` once the pages are counted."""
     reader = open_pdf(data, filename)
     try:
         count = len(reader.pages)
@@ -101,6 +117,7 @@ def read_pdf(data: bytes, filename: str) -> Document:
         raise MalformedDocument(f"{filename}: the page tree is damaged ({exc}).") from exc
     if count == 0:
         raise EmptyDocument(f"{filename} is a PDF with no pages.")
+    limit_cpu(cpu_allowance(count, len(data)))
     frags = [_page_frags(reader, i, filename) for i in range(count)]
     if not any(frags):
         raise NoExtractableText(

@@ -38,6 +38,10 @@ class EncryptedDocument(ParseError):
     """The PDF is password-protected; upload a copy without a password."""
 
 
+class DocumentTooLong(ParseError):
+    """The document has more text than one upload may have; split it into parts."""
+
+
 class EmptyDocument(ParseError):
     """The file is empty."""
 

@@ -13,7 +13,8 @@ import re
 from pathlib import PurePath
 
 from analysis.pipeline.documents.document import Document, Page, normalize_text
-from analysis.pipeline.documents.pdftext import (PDF_MAGIC, EmptyDocument, MalformedDocument, UnsupportedFileType, decode_text)
+from analysis.pipeline.documents.pdftext import (PDF_MAGIC, DocumentTooLong, EmptyDocument, MalformedDocument,
+                                                 UnsupportedFileType, decode_text)
 from analysis.pipeline.documents.plaintext import markdown_document, text_document
 
 TEXT_SUFFIXES = frozenset({".txt", ".text"})
@@ -47,6 +48,31 @@ def extract_document(data: bytes, filename: str) -> Document:
         f"{filename}: unsupported file type {suffix or '(no extension)'}; "
         "upload a PDF, Word (.docx), Markdown (.md) or plain text (.txt) file."
     )
+
+
+def extract_document_within(data: bytes, filename: str, max_chars: int) -> Document:
+    """`extract_document`, refused with `DocumentTooLong` when its pages hold more than
+    ``max_chars`` characters. Run in the parse sandbox, so what it hands back to the worker
+    is bounded whatever the upload (issue 29: a 50 MB one-line text took a worker to 870 MB)."""
+    suffix = PurePath(filename).suffix.lower()
+    if len(data) > 4 * max_chars and suffix in TEXT_SUFFIXES | MARKDOWN_SUFFIXES and PDF_MAGIC not in data[:1024]:
+        too_long = f"more than {max_chars:,}"  # UTF-8 spends at most 4 bytes on a character
+    else:
+        document = extract_document(data, filename)
+        chars = sum(len(p.text) for p in document.pages)
+        if chars <= max_chars:
+            return document
+        too_long = f"{chars:,}"
+    raise DocumentTooLong(f"{filename} holds {too_long} characters of text; one document may hold "
+                          f"{max_chars:,}. Split it into parts and upload those.")
+
+
+def extract_file_within(path: str, filename: str, max_chars: int) -> Document:
+    """`extract_document_within` of the bytes in the file at ``path`` (the parse sandbox reads
+    the upload itself: the worker hands it a path, not the bytes)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return extract_document_within(data, filename, max_chars)
 
 
 def _text_pages(data: bytes, filename: str) -> list[Page]:

@@ -33,6 +33,8 @@ from typing import Any
 
 _lock = threading.Lock()
 _context = None
+#: True in a sandboxed child only: :func:`limit_cpu` never touches any other process.
+_in_child = False
 
 
 class SandboxError(Exception):
@@ -101,12 +103,32 @@ def _forkserver(modules: list[str]):
 
 def _death(exitcode: int | None, cpu_seconds: float) -> SandboxError:
     if exitcode in (-signal.SIGXCPU, -signal.SIGKILL):
-        return ResourceLimitExceeded("cpu", f"stopped after {cpu_seconds:g} s of CPU time")
+        return ResourceLimitExceeded("cpu", f"stopped at its CPU-time allowance (at most {cpu_seconds:g} s, "
+                                            "less for a small document)")
     return SandboxCrashed(f"the child process ended without an answer (exit code {exitcode})")
+
+
+def limit_cpu(seconds: float) -> float | None:
+    """In a sandboxed call, lower its CPU-time budget to ``seconds`` in all (counted from the
+    child's start; never below what it has used plus half a second, never above the budget
+    it was given): work that learns its size as it goes (a PDF's page count) allows itself
+    what that size needs. The budget now in force, or None outside a sandbox (a no-op)."""
+    if not _in_child:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = usage.ru_utime + usage.ru_stime
+    wanted = max(1, int(max(seconds, used + 0.5) + 0.999))
+    if soft == resource.RLIM_INFINITY or wanted < soft:
+        resource.setrlimit(resource.RLIMIT_CPU, (wanted, hard))
+        soft = wanted
+    return float(soft)
 
 
 def _child(sender, fn, args, cpu_seconds: float, memory_bytes: int | None) -> None:
     """In the child: set the limits, run, send ("ok", result) or ("error", exception)."""
+    global _in_child
+    _in_child = True
     soft = max(1, int(cpu_seconds + 0.999))
     # SIGXCPU at the soft limit ends the process (default action); SIGKILL one second on.
     resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))

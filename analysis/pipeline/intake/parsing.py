@@ -30,7 +30,10 @@ import json
 import logging
 import os
 import re
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 import psycopg2
 
@@ -42,7 +45,7 @@ from analysis.pipeline.documents.cleantext import clean_tree
 from analysis.pipeline.retrieval.embeddings import embedder_for
 from analysis.pipeline.providers.errors import ProviderError
 from analysis.pipeline.documents.pdftext import ParseError
-from analysis.pipeline.documents.readers import extract_document
+from analysis.pipeline.documents.readers import extract_file_within
 from analysis.pipeline.documents.sandbox import ResourceLimitExceeded, SandboxError, run_limited
 from analysis.settings import PipelineSettings
 
@@ -80,13 +83,17 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
         item = db.one(cur, "parse_item_claim_one", job_id=job_id)
     if item is None:
         return False
-    item_id, filename, kind, doi, sha256, data, attempts = item
+    item_id, filename, kind, doi, sha256, size, attempts = item
     if attempts > settings.parse_max_attempts:
         _fail(broker, item_id, attempts, "worker_crashed",
               f"{filename} could not be parsed: the parser stopped {attempts - 1} times while reading it.")
         return True
     try:
-        document = clean_tree(run_limited(extract_document, bytes(data), filename, **_budget(settings)))
+        with _staged_file(broker, item_id, size) as path:
+            document = clean_tree(run_limited(extract_file_within, str(path), filename,
+                                              settings.parse_max_text_chars, **_budget(settings)))
+    except _ClaimLost:
+        return True  # the item ended meanwhile (swept): nothing of it is left to parse
     except ParseError as exc:
         _fail(broker, item_id, attempts, _code(exc), exc.reason)
         return True
@@ -99,7 +106,7 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
     metadata = _metadata(pages, doi, document.metadata)
     try:
         document_id = _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages,
-                                     embeddings, metadata, data, sha256, attempts, document.structure())
+                                     embeddings, metadata, size, sha256, attempts, document.structure())
     except _ClaimLost:
         return True  # claimed again by another delivery meanwhile: its document wins, ours rolled back
     except psycopg2.OperationalError:
@@ -121,13 +128,36 @@ class _ClaimLost(Exception):
     """The parse item was claimed again while this delivery parsed it."""
 
 
+#: Bytes of an upload read per query when it is copied to the sandbox's file.
+SLICE_BYTES = 4 << 20
+
+
+@contextmanager
+def _staged_file(broker, item_id: int, size: int) -> Iterator[Path]:
+    """The item's staged bytes in a temporary file, copied a slice at a time (the worker holds
+    one slice, never the upload); removed afterwards. _ClaimLost when the bytes are gone."""
+    fd, name = tempfile.mkstemp(prefix="citeq-upload-")
+    path = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for start in range(0, size, SLICE_BYTES):
+                (chunk,) = db.one_on(broker, "parse_item_bytes_slice_one", item_id=item_id, start=start + 1,
+                                     length=SLICE_BYTES)
+                if chunk is None:
+                    raise _ClaimLost()
+                f.write(chunk)
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
 def _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages, embeddings,
-                   metadata, data, sha256, attempts, structure) -> int:
+                   metadata, size, sha256, attempts, structure) -> int:
     """Write a parsed document, its pages and chunks, and mark the item parsed; one transaction."""
     with broker.transaction() as cur:
         document_id = db.one(
             cur, "document_insert_one", user_id=user_id, kind=kind, filename=filename, doi=doi,
-            session_id=session_id, pages=len(pages), size_bytes=len(data), sha256=sha256,
+            session_id=session_id, pages=len(pages), size_bytes=size, sha256=sha256,
             metadata=json.dumps(metadata), structure=json.dumps(structure),
         )[0]
         db.one(cur, "document_pages_insert", document_id=document_id, pages=[p.number for p in pages],

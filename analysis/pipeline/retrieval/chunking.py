@@ -141,12 +141,13 @@ def _paren_depths(text: str) -> list[int]:
     ("(siehe Müller u. a., o. J., S. 3)"). A stray ")" never goes below zero, and a "("
     left open closes at the paragraph's end."""
     depths, depth = [], 0
+    last_close = text.rfind(")")  # a ")" follows offset i exactly when i < last_close
     for ch in text:
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth = max(0, depth - 1)
-        elif ch == "\n" and depth and text.find(")", len(depths)) == -1:
+        elif ch == "\n" and depth and len(depths) > last_close:
             depth = 0
         depths.append(depth)
     return depths
@@ -155,10 +156,14 @@ def _paren_depths(text: str) -> list[int]:
 def _ends_with_abbreviation(text: str, dot: int) -> bool:
     if text[dot] != ".":
         return False
-    word = re.search(r"([\w.]+)$", text[:dot])
-    if word is None:
+    # The token before the dot, read backwards ([\w.]+ at the end of text[:dot]): a search
+    # over the whole prefix made a long paragraph quadratic (issue 29).
+    start = dot
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+        start -= 1
+    if start == dot:
         return False
-    token = word.group(1).lower()
+    token = text[start:dot].lower()
     # A single capital letter before the dot is an initial ("J. Smith").
     return token in _ABBREVIATIONS or (len(token) == 1 and text[dot - 1].isupper())
 
