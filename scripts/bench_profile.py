@@ -11,7 +11,9 @@ cannot be profiled):
    them with real worker processes (scripts/_bench_client.py ``cycle --meter``): citeq 1x8,
    RedisBroker 1x8 (a private redis-server on a unix socket under .citeq/, so its CPU and
    command counters are this benchmark's alone), the StubBroker ceiling (in-process, 8
-   threads), citeq 2x4 (batch-sent). The brokers take turns within each round. Per message:
+   threads), citeq 2x4 (batch-sent). The brokers take turns within each round; each round
+   ends with the durable commit floor (one-row INSERTs, each its own commit: what a send
+   that survives a crash costs at least, one WAL flush). Per message:
    the server's CPU (PostgreSQL: postmaster and all its children, autovacuum and WAL writer
    included; Redis: the redis-server process), the workers' CPU (dramatiq master and
    children), round trips (PostgreSQL transactions: every round trip outside an explicit
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import shutil
 import signal
 import statistics
@@ -154,11 +157,34 @@ def drains(url: str, args) -> list[dict]:
                 if c.get("worker_cpu") is not None:
                     line += f", worker CPU {c['worker_cpu'] * 1e6:,.0f} us/msg"
                 say(line)
+            got["floor"] = floor = commit_floor(url, args.floor_commits)
+            say(f"  durable commit floor {floor:>6,.0f}/s (one-row INSERTs, each its own commit)")
             rounds.append(got)
     finally:
         if redis is not None:
             redis.stop()
     return rounds
+
+
+def commit_floor(url: str, commits: int) -> float:
+    """Durable commits per second one client gets now: a one-row INSERT, each its own
+    transaction (what any send that survives a crash costs at least: a WAL flush)."""
+    import psycopg2
+
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            cur.execute("CREATE TABLE IF NOT EXISTS bench_commit_floor (x int)")
+            cur.execute("TRUNCATE bench_commit_floor")
+            start = time.perf_counter()
+            for _ in range(commits):
+                cur.execute("INSERT INTO bench_commit_floor VALUES (1)")
+            rate = commits / (time.perf_counter() - start)
+            cur.execute("DROP TABLE bench_commit_floor")
+        return rate
+    finally:
+        conn.close()
 
 
 def rng(values: list[float], spec: str) -> str:
@@ -185,7 +211,7 @@ def report_drains(rounds: list[dict], messages: int) -> None:
         ("rows deleted", lambda r, c: c.get("tup_del"), ".2f"),
         ("NOTIFYs", lambda r, c: c.get("notifies"), ".4f"),
     ]
-    names = list(rounds[0])
+    names = [n for n in rounds[0] if n != "floor"]
     say(f"{'':<22}" + "".join(f"{n:>20}" for n in names))
     for label, get, spec in rows:
         cells = []
@@ -228,6 +254,7 @@ def report_drains(rounds: list[dict], messages: int) -> None:
             red = rd["RedisBroker 1x8"]
             parts.append(f"1x8 / Redis {c18['drain_rate'] / red['drain_rate']:.2f}")
             parts.append(f"send / Redis {c18['enqueue_rate'] / red['enqueue_rate']:.2f}")
+        parts.append(f"send / durable commit floor {c18['enqueue_rate'] / rd['floor']:.2f}")
         if "citeq 2x4" in rd and "StubBroker 1x8" in rd:
             parts.append(f"2x4 / Stub {rd['citeq 2x4']['drain_rate'] / rd['StubBroker 1x8']['drain_rate']:.2f}")
         say(f"  round {i}: " + ", ".join(parts))
@@ -264,6 +291,8 @@ class Backend:
             cur.execute("SELECT pg_stat_force_next_flush()")  # its row counters, at once
         time.sleep(0.05)  # notifications of the last commit reach the listener
         self.admin.poll()
+        while select.select([self.admin], [], [], 0)[0]:
+            self.admin.poll()
         self.notifies += len(self.admin.notifies)
         self.admin.notifies.clear()
         (wal, ins, upd, hot, dele), = self.sql(
@@ -442,6 +471,8 @@ def main(argv=None) -> int:
     p.add_argument("--statement-messages", type=int, default=20_000,
                    help="messages of the per-statement phases (default 20,000)")
     p.add_argument("--heartbeats", type=int, default=2000, help="heartbeat calls measured (default 2,000)")
+    p.add_argument("--floor-commits", type=int, default=2000,
+                   help="one-row durable commits timed per round for the send floor (default 2,000)")
     p.add_argument("--statements-only", action="store_true", help="skip the drains")
     p.add_argument("--drains-only", action="store_true", help="skip the per-statement phases")
     p.add_argument("--no-redis", action="store_true", help="leave RedisBroker out")
