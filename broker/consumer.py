@@ -32,8 +32,8 @@ logger = logging.getLogger(__name__)
 ACK_LINGER_SECONDS = 0.005
 #: Etas of delayed messages a queue's state remembers (from NOTIFY and its own sends).
 MAX_KNOWN_ETAS = 10_000
-#: With a backlog of short messages a consumer holds as many as its threads finish in this
-#: long (up to ``batch_max``), so that each exchange carries that many acks and claims; see
+#: With a backlog of short messages a consumer holds as many as its threads finish in twice
+#: this long (up to ``batch_max``) and claims at half of that; see
 #: :meth:`PostgresConsumer.window`.
 BATCH_SECONDS = 0.010
 
@@ -186,24 +186,24 @@ class QueueState:
             if acks or nacks:
                 self.finished_since = time.monotonic()
 
-    def due(self, prefetch: int, low_water: int, linger: float = ACK_LINGER_SECONDS) -> bool:
+    def due(self, prefetch: int, low_water: int) -> bool:
         """Whether the consumer should exchange now (call with ``cond`` held): there is room
-        for a worthwhile claim, or gathered acks have waited ``linger``, or messages are known
+        for a worthwhile claim, or gathered acks have waited long enough, or messages are known
         to wait and there is any room."""
         now = time.monotonic()
         self._eta_reached(now)
         room = prefetch - self.outstanding
-        return room >= low_water or self._linger_over(linger) or (room > 0 and self.waiting)
+        return room >= low_water or self._linger_over() or (room > 0 and self.waiting)
 
     def _eta_reached(self, now: float) -> None:
         while self.etas and self.etas[0] <= now:
             heapq.heappop(self.etas)
             self.waiting = True
 
-    def _linger_over(self, linger: float = ACK_LINGER_SECONDS) -> bool:
-        return self.finished_since is not None and time.monotonic() - self.finished_since >= linger
+    def _linger_over(self) -> bool:
+        return self.finished_since is not None and time.monotonic() - self.finished_since >= ACK_LINGER_SECONDS
 
-    def wait(self, timeout: float, prefetch: int, low_water: int, linger: float = ACK_LINGER_SECONDS) -> None:
+    def wait(self, timeout: float, prefetch: int, low_water: int) -> None:
         """Sleep until woken (NOTIFY), until gathered acks are due to be written, until a
         delayed message is due, or ``timeout``."""
         deadline = time.monotonic() + timeout
@@ -212,7 +212,7 @@ class QueueState:
                 now = time.monotonic()
                 if self.due_at is not None and self.due_at <= now:
                     break  # an eta was reached: claim it
-                if (self.acks or self.nacks) and self.due(prefetch, low_water, linger):
+                if (self.acks or self.nacks) and self.due(prefetch, low_water):
                     break
                 room = prefetch - self.outstanding
                 if room > 0 and self.waiting:
@@ -221,7 +221,7 @@ class QueueState:
                 if self.due_at is not None:
                     left = min(left, self.due_at - now)
                 if self.finished_since is not None:
-                    left = min(left, self.finished_since + linger - now)
+                    left = min(left, self.finished_since + ACK_LINGER_SECONDS - now)
                 if left <= 0:
                     if deadline <= now:  # a poll: claim whatever room there is
                         self.waiting = True
@@ -252,23 +252,26 @@ class PostgresConsumer(Consumer):
         self._last_exchange = time.monotonic()
         self.batch_max = max(broker.settings.batch_max, self.prefetch)
 
-    def window(self) -> tuple[int, int, float]:
-        """(messages to hold, room that makes a claim due, ack linger) for the next step.
+    def window(self) -> tuple[int, int]:
+        """(messages to hold, room that makes a claim due) for the next step.
 
         Each exchange statement costs the database a fixed part (its round trip, plan, commit)
         besides its rows, so under a backlog of short messages fewer, larger exchanges cost
         less per message (scripts/bench_profile.py: 72-88 us per message claimed and acked
         in batches of 8, 40 us in batches of 64). With a backlog (the last claim was full),
-        the consumer holds as many messages as its threads finish in ``BATCH_SECONDS`` (up to
-        ``batch_max``) and lingers acks as long; otherwise Dramatiq's prefetch. Long messages
-        finish slowly, so their consumer never holds more than the prefetch: a backlog of
-        long jobs is still shared out among processes as before."""
+        the consumer holds as many messages as its threads finish in 2 x ``BATCH_SECONDS`` (up
+        to ``batch_max``) and claims when half of them are done; otherwise Dramatiq's
+        prefetch. Long messages finish slowly, so their consumer never holds more than the
+        prefetch: a backlog of long jobs is still shared out among processes as before.
+        Acks still linger at most ``ACK_LINGER_SECONDS`` (lingering them as long as a batch,
+        10 ms, cost the per-user queue a third of its serialized throughput: a job's next
+        message was claimed later)."""
         if not self.backlog or self.batch_max <= self.prefetch:
-            return self.prefetch, self.low_water, ACK_LINGER_SECONDS
+            return self.prefetch, self.low_water
         hold = min(self.batch_max, max(self.prefetch, int(self.rate * BATCH_SECONDS * 2)))
         if hold <= self.prefetch:
-            return self.prefetch, self.low_water, ACK_LINGER_SECONDS
-        return hold, hold // 2, BATCH_SECONDS
+            return self.prefetch, self.low_water
+        return hold, hold // 2
 
     def ack(self, message: LeasedMessage) -> None:
         self.state.finish(ack=(message.row_id, message.lease_token))
@@ -319,11 +322,11 @@ class PostgresConsumer(Consumer):
     def _step(self) -> int | None:
         """Write gathered acks and claim as many messages as there is room for, once that is
         due (:meth:`QueueState.due`); how many were claimed, or None when no claim was made."""
-        hold, low_water, linger = self.window()
+        hold, low_water = self.window()
         with self.state.cond:
             room = max(hold - self.state.outstanding, 0)  # acks already freed their slots
             pending = bool(self.state.acks or self.state.nacks)
-            due = self.state.due(hold, low_water, linger)
+            due = self.state.due(hold, low_water)
         if due and (room or pending):
             marks = self.state.marks()
             claimed = self._exchange(room)
