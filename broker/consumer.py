@@ -122,7 +122,7 @@ class QueueState:
             self.waiting = False
 
     def sent(self) -> None:
-        """This process committed a due message to the queue. The NOTIFY trigger skips a queue
+        """This process committed a due message to the queue. A send skips its NOTIFY for a queue
         whose earlier messages still look queued, and a claim in flight makes them look so:
         the claim takes those, not this one (its snapshot is older), and no NOTIFY says it
         waits. When the last claim found the queue drained, wake as a NOTIFY would; with a

@@ -23,8 +23,9 @@ cannot be profiled):
 
 2. **Per hot statement.** One connection (pool_size=1), no workers: the same statements the
    worker and a sender run, each phase alone, with that backend's CPU (/proc/<pid>/stat),
-   its WAL, round trips and rows: send one by one (insert + NOTIFY trigger), enqueue_many,
-   the exchange (acks of the last batch + the next claim) at batch sizes 8 and 64, one
+   its WAL, round trips and rows: send one by one (insert, its NOTIFY decision, its durable
+   commit), enqueue_many, the exchange (acks of the last batch + the next claim) at batch
+   sizes 8 and 64, one
    message at a time on an idle queue (send, claim and ack: the path a NOTIFY wakes),
    heartbeat (worker row + extend_leases of 8 held messages), prune of the finished rows.
    Index entries written are derived from the row counters: a non-heap-only new row
