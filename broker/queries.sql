@@ -5,22 +5,56 @@
 
 -- insert_message --
 -- Enqueue one message; an idempotency key that exists already inserts nothing.
+-- The wake-up is decided here, not by a trigger (a statement trigger with a transition table
+-- cost a single send 70-100 us of server CPU, issue 27): a due message notifies its queue's
+-- name unless a due message of the queue was already waiting (the statement's snapshot does
+-- not see its own row: "waiting" means before this send). Its consumers are then either
+-- claiming or full and claim with their next ack; skipping matters because a NOTIFY takes a
+-- database-wide lock from pre-commit to the end of the commit, so notifying transactions
+-- commit one at a time. A delayed message notifies '<queue> <seconds until its eta>'.
 -- @prepared
-INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, idempotency_key, priority)
-VALUES (%(message_id)s, %(queue_name)s, %(actor_name)s, %(payload)s,
-        now() + %(delay_ms)s * interval '1 millisecond', %(idempotency_key)s, %(priority)s)
-ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-RETURNING id;
+WITH inserted AS (
+    INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, idempotency_key, priority)
+    VALUES (%(message_id)s, %(queue_name)s, %(actor_name)s, %(payload)s,
+            now() + %(delay_ms)s * interval '1 millisecond', %(idempotency_key)s, %(priority)s)
+    ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING id, queue_name, eta
+)
+SELECT id,
+       CASE WHEN eta > now()
+            THEN pg_notify('citeq_wakeup',
+                           queue_name || ' ' || greatest(extract(epoch FROM eta - clock_timestamp()), 0)::text)
+            WHEN NOT EXISTS (SELECT 1 FROM citeq_messages m
+                             WHERE m.state = 'queued' AND m.queue_name = inserted.queue_name AND m.eta <= now())
+            THEN pg_notify('citeq_wakeup', queue_name) END
+FROM inserted;
 
 -- insert_messages --
--- Enqueue many messages in one statement (the batch API); no idempotency keys.
+-- Enqueue many messages in one statement (the batch API); no idempotency keys. Wakes each
+-- queue once, as insert_message decides it: due messages notify the queue's name unless
+-- one was already waiting; delayed ones notify the earliest eta.
 -- @prepared
-INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, priority)
-SELECT m.message_id, m.queue_name, m.actor_name, m.payload, now() + m.delay_ms * interval '1 millisecond',
-       m.priority
-FROM unnest(%(message_ids)s::text[], %(queue_names)s::text[], %(actor_names)s::text[],
-            %(payloads)s::bytea[], %(delays_ms)s::bigint[], %(priorities)s::int[])
-     AS m(message_id, queue_name, actor_name, payload, delay_ms, priority);
+WITH inserted AS (
+    INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, priority)
+    SELECT m.message_id, m.queue_name, m.actor_name, m.payload, now() + m.delay_ms * interval '1 millisecond',
+           m.priority
+    FROM unnest(%(message_ids)s::text[], %(queue_names)s::text[], %(actor_names)s::text[],
+                %(payloads)s::bytea[], %(delays_ms)s::bigint[], %(priorities)s::int[])
+         AS m(message_id, queue_name, actor_name, payload, delay_ms, priority)
+    RETURNING queue_name, eta
+), queues AS (
+    SELECT queue_name, bool_or(eta <= now()) AS due, min(eta) FILTER (WHERE eta > now()) AS next_eta
+    FROM inserted GROUP BY queue_name
+)
+SELECT CASE WHEN due AND NOT EXISTS (SELECT 1 FROM citeq_messages m
+                                     WHERE m.state = 'queued' AND m.queue_name = queues.queue_name
+                                       AND m.eta <= now())
+            THEN pg_notify('citeq_wakeup', queue_name) END,
+       CASE WHEN next_eta IS NOT NULL
+            THEN pg_notify('citeq_wakeup',
+                           queue_name || ' ' || greatest(extract(epoch FROM next_eta - clock_timestamp()), 0)::text)
+            END
+FROM queues;
 
 -- get_message_by_idempotency_key --
 -- The message that first claimed an idempotency key.
@@ -51,8 +85,14 @@ WITH done AS (
                 %(nack_exc_types)s::text[], %(nack_exc_args)s::jsonb[])
          AS n(id, token, reason, exc_type, exc_args)
 ), locked AS (
+    -- "Running" is spelled lease_expires_at IS NOT NULL (the same rows, by the CHECK
+    -- citeq_messages_lease_iff_running): with state = 'running' the planner may read the
+    -- finished rows through the partial leases index, scanning every running row and every
+    -- dead entry a drain left there since the last vacuum, on every exchange (PostgreSQL
+    -- CPU per message went from 40 to 160-390 us in drains whose statistics made it pick
+    -- that plan, issue 27). Now only the primary key can serve it: a few rows by id.
     SELECT m.id FROM citeq_messages m
-    WHERE m.id = ANY (ARRAY(SELECT id FROM done)) AND m.state = 'running'
+    WHERE m.id = ANY (ARRAY(SELECT id FROM done)) AND m.lease_expires_at IS NOT NULL
     ORDER BY m.id
     FOR UPDATE
 ), finished AS (
@@ -63,7 +103,7 @@ WITH done AS (
         worker_id = CASE WHEN d.acked THEN m.worker_id END,
         lease_token = CASE WHEN d.acked THEN m.lease_token END
     FROM done d
-    WHERE m.id = d.id AND m.lease_token = d.token AND m.state = 'running'
+    WHERE m.id = d.id AND m.lease_token = d.token AND m.lease_expires_at IS NOT NULL
       AND m.id = ANY (ARRAY(SELECT id FROM locked))
     RETURNING m.id, d.acked
 ), picked AS (

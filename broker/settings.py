@@ -118,6 +118,10 @@ class BrokerSettings(EnvSettings):
         "retries through a broken connection", gt=0)
     pool_idle_seconds: float = env_field(
         30.0, "CITEQ_POOL_IDLE_SECONDS", "a pooled connection unused this long is closed", gt=0)
+    batch_max: int = env_field(
+        128, "CITEQ_BATCH_MAX",
+        "with a backlog of short messages, a consumer holds up to this many (claiming and acking "
+        "half at a time) instead of Dramatiq's prefetch; 0 keeps it to the prefetch", ge=0)
     retention_seconds: float = env_field(
         3600.0, "CITEQ_RETENTION_SECONDS", "finished messages (and idempotency keys) are deleted after this",
         ge=0)

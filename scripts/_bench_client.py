@@ -179,6 +179,95 @@ class Workers:
         self.log_file.close()
 
 
+def proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one process so far, from /proc (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def proc_children(pid: int) -> list[int]:
+    """Pids of the direct children of ``pid``."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+#: Meter figures that PostgreSQL reports late (read over the whole run, see cmd_cycle).
+COUNTED = ("round_trips", "wal_records", "wal_fpi", "tup_ins", "tup_upd", "tup_hot_upd", "tup_del")
+
+
+class Meter:
+    """Counters of one broker's server and workers, read at two points of a run; the
+    difference is the run's cost (scripts/bench_profile.py divides it by the messages).
+
+    citeq: the PostgreSQL server's CPU (postmaster and every child, from /proc; embedded
+    server only), transactions (pg_stat_database: a round trip outside an explicit
+    transaction is one), WAL (pg_stat_wal), the messages table's row counters and NOTIFYs
+    heard on the wake-up channel. RedisBroker: the server's CPU and commands (INFO).
+    Both: the CPU of the worker processes (the dramatiq master and its children)."""
+
+    def __init__(self, backend: "Backend", workers: "Workers | None" = None) -> None:
+        self.backend = backend
+        self.workers = workers
+        self.listen = None
+        if KIND == "citeq":
+            import psycopg2
+
+            self.listen = psycopg2.connect(os.environ["DATABASE_URL"])
+            self.listen.autocommit = True
+            with self.listen.cursor() as cur:
+                cur.execute("LISTEN citeq_wakeup")
+        self.notifies = 0
+
+    def _worker_cpu(self) -> float:
+        if self.workers is None or self.workers.proc.poll() is not None:
+            return 0.0
+        master = self.workers.proc.pid
+        return proc_cpu_seconds(master) + sum(proc_cpu_seconds(c) for c in proc_children(master))
+
+    def read(self) -> dict:
+        out = {"worker_cpu": self._worker_cpu()}
+        if KIND == "citeq":
+            self.listen.poll()
+            self.notifies += len(self.listen.notifies)
+            self.listen.notifies.clear()
+            b = self.backend
+            b._sql("SELECT pg_stat_force_next_flush()")  # this session's own counters, too
+            (xacts, wal_bytes, wal_records, fpi), = b._sql(
+                "SELECT (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()),"
+                " (pg_current_wal_insert_lsn() - '0/0')::float8, w.wal_records, w.wal_fpi FROM pg_stat_wal w")
+            (ins, upd, hot, dele), = b._sql(
+                "SELECT n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables "
+                "WHERE relname = 'citeq_messages'")
+            out.update(server_cpu=postgres_cpu_seconds(), round_trips=xacts, wal_bytes=wal_bytes,
+                       wal_records=wal_records, wal_fpi=fpi, tup_ins=ins, tup_upd=upd, tup_hot_upd=hot,
+                       tup_del=dele, notifies=self.notifies)
+        elif KIND == "redis":
+            client = self.backend.broker.client
+            cpu = client.info("cpu")
+            out.update(server_cpu=cpu["used_cpu_user"] + cpu["used_cpu_sys"],
+                       round_trips=client.info("stats")["total_commands_processed"])
+        return out
+
+    @staticmethod
+    def delta(before: dict, after: dict) -> dict:
+        return {k: (after[k] - before[k] if after.get(k) is not None and before.get(k) is not None else None)
+                for k in after}
+
+    def close(self) -> None:
+        if self.listen is not None:
+            self.listen.close()
+
+
 def postgres_cpu_seconds() -> float | None:
     """CPU seconds used so far by the embedded PostgreSQL server (postmaster and backends),
     or None when the server is not ours to see (BENCH_PG_DATA unset, DATABASE_URL's server)."""
@@ -211,10 +300,13 @@ def connections_now(backend: Backend) -> int | None:
     return backend._sql("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'citeq:%%'")[0][0]
 
 
-def wait_drained(backend: Backend, n: int, workers: Workers, timeout: float, sample=None) -> dict:
-    """Poll until nothing is queued or running; time from the first progress seen."""
+def wait_drained(backend: Backend, n: int, workers: Workers, timeout: float, sample=None,
+                 meter: Meter | None = None) -> dict:
+    """Poll until nothing is queued or running; time from the first progress seen. With a
+    ``meter``, its counters over the same span (``cost``)."""
     first_t = first_left = None
     cpu_first = None
+    meter_first = meter_end = None
     peak_connections = 0
     deadline = time.perf_counter() + timeout
     while True:
@@ -225,10 +317,12 @@ def wait_drained(backend: Backend, n: int, workers: Workers, timeout: float, sam
         if first_t is None and left < n:
             first_t, first_left = now, left
             cpu_first = postgres_cpu_seconds()
+            meter_first = meter and meter.read()
         peak_connections = max(peak_connections, connections_now(backend) or 0)
         if left == 0:
             end = now
             cpu_end = postgres_cpu_seconds()
+            meter_end = meter and meter.read()
             break
         if now > deadline:
             raise SystemExit(f"drain timed out with {left} of {n} left; see {workers.log_path}")
@@ -242,7 +336,8 @@ def wait_drained(backend: Backend, n: int, workers: Workers, timeout: float, sam
     return {"drain_rate": drained / seconds, "drain_seconds": seconds, "drained": drained,
             "spawn_to_empty_seconds": end - workers.started,
             "spawn_to_first_progress_seconds": first_t - workers.started,
-            "postgres_cpu_seconds": pg_cpu, "peak_connections": peak_connections or None}
+            "postgres_cpu_seconds": pg_cpu, "peak_connections": peak_connections or None,
+            "cost": Meter.delta(meter_first, meter_end) if meter else None}
 
 
 # -- commands --------------------------------------------------------------------------
@@ -251,16 +346,34 @@ def cmd_cycle(args) -> None:
     """Clean, send a backlog (timed: the enqueue rate), drain it with real workers (timed)."""
     backend = Backend()
     backend.clean()
+    meter = Meter(backend) if args.meter else None
+    before = meter and meter.read()
+    cpu = time.process_time()
     rate = backend.fill(args.messages, args.fill, args.batch_size)
+    send_cost = meter and {**Meter.delta(before, meter.read()), "client_cpu": time.process_time() - cpu}
     log(f"sent {args.messages} ({args.fill}) at {rate:,.0f} msg/s; draining with {args.processes}x{args.threads}")
+    if args.settle:
+        time.sleep(args.settle)  # autovacuum of the sends' inserts, not charged to the drain
+    pre = meter and meter.read()
     workers = Workers(args.processes, args.threads, f"{KIND}-drain-{args.processes}x{args.threads}")
+    if meter:
+        meter.workers = workers
     try:
-        drained = wait_drained(backend, args.messages, workers, args.timeout)
+        drained = wait_drained(backend, args.messages, workers, args.timeout, meter=meter)
     finally:
         workers.stop()
+    if meter:
+        # A backend reports its row and transaction counters at most once a second, and
+        # always when it exits: these are read over the whole run, workers' start and
+        # stop included (CPU and WAL are read over the drain alone).
+        time.sleep(0.5)
+        whole = Meter.delta(pre, meter.read())
+        drained["cost"].update({k: whole[k] for k in COUNTED if k in whole})
+        meter.close()
     backend.clean()
     backend.close()
-    result(enqueue_mode=args.fill, enqueue_rate=rate, processes=args.processes, threads=args.threads, **drained)
+    result(enqueue_mode=args.fill, enqueue_rate=rate, processes=args.processes, threads=args.threads,
+           send_cost=send_cost, **drained)
 
 
 def cmd_latency(args) -> None:
@@ -362,12 +475,14 @@ def cmd_stub(args) -> None:
     enqueue_rate = args.messages / (time.perf_counter() - start)
     worker = Worker(broker, worker_threads=args.threads)
     start = time.perf_counter()
+    cpu = time.process_time()
     worker.start()
     broker.join(QUEUE)
     seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     worker.stop()
     result(enqueue_rate=enqueue_rate, drain_rate=args.messages / seconds, drain_seconds=seconds,
-           threads=args.threads)
+           threads=args.threads, cost={"worker_cpu": cpu})
 
 
 def cmd_memory(args) -> None:
@@ -481,6 +596,8 @@ def main(argv=None) -> None:
     c.add_argument("--threads", type=int, default=8)
     c.add_argument("--batch-size", type=int, default=1000)
     c.add_argument("--timeout", type=float, default=600)
+    c.add_argument("--meter", action="store_true", help="also measure the cost (Meter) of the sends and the drain")
+    c.add_argument("--settle", type=float, default=0, help="seconds between the sends and the drain")
     c.set_defaults(func=cmd_cycle)
     c = sub.add_parser("latency")
     c.add_argument("--messages", type=int, default=200)

@@ -297,6 +297,34 @@ def test_expired_leases_dead_letter_after_max_deliveries(db, conn):
     b.close()
 
 
+def test_a_reaped_message_wakes_its_queue(db, conn):
+    # Given a message claimed by a process that died, and a listener on the wake-up channel
+    b = PostgresBroker(url=db)
+
+    @dramatiq.actor(broker=b, queue_name="mail")
+    def deliver():
+        pass
+
+    deliver.send()
+    process = PostgresBroker(url=db)
+    process.actors, process.queues = b.actors, b.queues
+    assert next(process.consume("mail", prefetch=1, timeout=50)) is not None
+    stop_lease_keeper(process)
+    listener = psycopg2.connect(db)
+    listener.autocommit = True
+    listener.cursor().execute("LISTEN citeq_wakeup")
+    query(conn, "UPDATE citeq_messages SET lease_expires_at = now() - interval '1 second' WHERE state='running'")
+    # When the reaper re-queues it
+    assert [r[1] for r in b.reap()] == ["queued"]
+    # Then its queue is woken (the lease update before it woke nobody)
+    assert select.select([listener], [], [], 5)[0]
+    listener.poll()
+    assert [n.payload for n in listener.notifies] == ["mail"]
+    listener.close()
+    process.close()
+    b.close()
+
+
 def test_heartbeat_extends_the_leases_of_held_messages(broker, conn):
     @dramatiq.actor
     def job():

@@ -1,0 +1,42 @@
+"""How many messages a consumer holds: Dramatiq's prefetch, more only for a backlog of short messages."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from broker.consumer import BATCH_SECONDS, PostgresConsumer, QueueState
+from broker.settings import BrokerSettings
+
+
+def consumer(batch_max: int = 128, prefetch: int = 16) -> PostgresConsumer:
+    state = QueueState()
+    broker = SimpleNamespace(settings=BrokerSettings(batch_max=batch_max), queue_state=lambda name: state)
+    return PostgresConsumer(broker, "default", prefetch, 1000)
+
+
+def test_without_a_backlog_the_consumer_holds_its_prefetch():
+    c = consumer()
+    c.rate = 5_000.0
+    assert c.window() == (16, 8)
+
+
+def test_a_backlog_of_short_messages_is_claimed_and_acked_in_larger_batches():
+    c = consumer()
+    c.backlog, c.rate = True, 4_000.0  # what 8 threads finish of no-op messages
+    hold, low_water = c.window()
+    assert hold == int(4_000 * BATCH_SECONDS * 2) and low_water == hold // 2
+
+
+def test_a_backlog_of_long_messages_stays_within_the_prefetch():
+    c = consumer()
+    c.backlog, c.rate = True, 8.0  # jobs of a second on 8 threads
+    assert c.window() == (16, 8)
+
+
+def test_the_batch_is_capped_and_can_be_turned_off():
+    c = consumer(batch_max=64)
+    c.backlog, c.rate = True, 1_000_000.0
+    assert c.window()[0] == 64
+    off = consumer(batch_max=0)
+    off.backlog, off.rate = True, 1_000_000.0
+    assert off.window() == (16, 8)
