@@ -20,6 +20,7 @@ from contextlib import contextmanager
 import psycopg2
 import psycopg2.extensions
 
+from . import sql
 from .errors import DatabaseUnavailable, PoolExhausted
 
 logger = logging.getLogger(__name__)
@@ -32,8 +33,10 @@ class Pool:
     """At most ``size`` connections to ``dsn``, shared by the threads of one process."""
 
     def __init__(self, dsn: str, *, size: int, timeout: float, idle_seconds: float = 30.0,
-                 application_name: str = "citeq") -> None:
+                 application_name: str = "citeq", prepared_statements: bool = True) -> None:
         self.dsn = dsn
+        #: False behind a transaction pooler: its connections never PREPARE (broker/sql.py).
+        self.prepared_statements = prepared_statements
         self.size = size
         self.timeout = timeout
         self.idle_seconds = idle_seconds
@@ -59,9 +62,12 @@ class Pool:
 
     def _connect(self) -> psycopg2.extensions.connection:
         try:
-            return psycopg2.connect(self.dsn, application_name=self.application_name)
+            conn = psycopg2.connect(self.dsn, application_name=self.application_name)
         except psycopg2.OperationalError as exc:
             raise DatabaseUnavailable(f"cannot connect to the database: {exc}".strip()) from exc
+        if not self.prepared_statements:
+            sql.never_prepare(conn)
+        return conn
 
     def getconn(self) -> psycopg2.extensions.connection:
         self._check_fork()
