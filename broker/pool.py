@@ -99,6 +99,8 @@ class Pool:
                     self._idle.append((conn, time.monotonic()))
                 return
             conn.close()
+            if broken:
+                self._discard_idle()
         except BROKEN:
             pass
         finally:
@@ -129,6 +131,20 @@ class Pool:
                 pass
         return len(stale)
 
+    def _discard_idle(self) -> None:
+        """Close every idle connection. Called when one breaks in use: a broken connection
+        most often means the server (or the PgBouncer between) restarted or failed over,
+        and then the idle ones are dead as well — a caller's one retry must not get another
+        of them. Through a session-mode PgBouncer it is the rule: PgBouncer closes a client
+        whose server connection died."""
+        with self._lock:
+            idle, self._idle = [c for c, _ in self._idle], []
+        for conn in idle:
+            try:
+                conn.close()
+            except BROKEN:
+                pass
+
     @contextmanager
     def connection(self) -> Iterator[psycopg2.extensions.connection]:
         """A connection for one unit of work; commit is the caller's (``with conn:``)."""
@@ -143,10 +159,4 @@ class Pool:
             self.putconn(conn, broken=broken or bool(conn.closed))
 
     def close(self) -> None:
-        with self._lock:
-            idle, self._idle = [c for c, _ in self._idle], []
-        for conn in idle:
-            try:
-                conn.close()
-            except BROKEN:
-                pass
+        self._discard_idle()
