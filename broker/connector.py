@@ -22,7 +22,7 @@ import psycopg2.extensions
 
 from . import sql
 from .errors import ConfigurationError, DatabaseUnavailable
-from .pool import BROKEN, Pool
+from .pool import Pool, connection_lost
 from .settings import BrokerSettings
 
 _bound_connection: contextvars.ContextVar = contextvars.ContextVar("citeq_bound_connection", default=None)
@@ -100,8 +100,10 @@ class Connector:
                         cur.execute(self.queries["database_now"])
                         self._first_use = cur.fetchone()[0]
                 yield conn
-        except BROKEN as exc:
-            raise DatabaseUnavailable(str(exc).strip() or "database connection lost") from exc
+        except psycopg2.Error as exc:
+            if connection_lost(exc):
+                raise DatabaseUnavailable(str(exc).strip() or "database connection lost") from exc
+            raise
 
     def execute(self, query: str, **params) -> list[tuple]:
         """Run one named query on a pooled connection; return its rows (if any)."""

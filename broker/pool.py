@@ -29,6 +29,13 @@ logger = logging.getLogger(__name__)
 BROKEN = (psycopg2.OperationalError, psycopg2.InterfaceError)
 
 
+def connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` says the connection is gone: a :data:`BROKEN` error, or the bare
+    ``DatabaseError`` without a SQLSTATE that psycopg2 raises when the server goes away in
+    the middle of a multi-statement query (seen when a primary stopped at once; issue 26)."""
+    return isinstance(exc, BROKEN) or (type(exc) is psycopg2.DatabaseError and exc.pgcode is None)
+
+
 class Pool:
     """At most ``size`` connections to ``dsn``, shared by the threads of one process."""
 
@@ -152,8 +159,8 @@ class Pool:
         broken = False
         try:
             yield conn
-        except BROKEN:
-            broken = True
+        except psycopg2.Error as exc:
+            broken = connection_lost(exc)
             raise
         finally:
             self.putconn(conn, broken=broken or bool(conn.closed))
