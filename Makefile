@@ -15,7 +15,7 @@ endif
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench clean browser dramatiq-suite FORCE
+.PHONY: demo test bench clean browser topology-tools test-pgbouncer bench-pgbouncer dramatiq-suite FORCE
 
 # The interpreter the venv was made with. Rewritten only when PYTHON names another one,
 # which makes $(BIN)/citeq out of date, and its recipe remakes the venv.
@@ -46,7 +46,7 @@ $(BIN)/citeq: pyproject.toml $(VENV)/.python
 demo: $(BIN)/citeq
 	$(BIN)/citeq demo
 
-test: $(BIN)/citeq browser
+test: $(BIN)/citeq browser topology-tools
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 # The dashboard test drives headless Chromium; without it that one test skips.
@@ -60,6 +60,32 @@ browser:
 	    echo "Chromium not found: the dashboard test will skip (apt-get install chromium chromium-driver)"; \
 	  fi; \
 	fi
+
+# The topology tests (tests/topologies/, issue 26) run a real PgBouncer and make network
+# namespaces (ip netns); without pgbouncer or iproute2 those tests skip, saying which.
+topology-tools:
+	@missing=""; \
+	command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing="$$missing pgbouncer"; \
+	command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing="$$missing iproute2"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ -z "$$CITEQ_NO_TOPOLOGY_INSTALL" ]; then \
+	    echo "installing$$missing for the topology tests (CITEQ_NO_TOPOLOGY_INSTALL=1 skips)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) \
+	      >/dev/null 2>&1 || echo "could not install$$missing: those topology tests will skip"; \
+	  else \
+	    echo "not found:$$missing: those topology tests will skip (apt-get install$$missing)"; \
+	  fi; \
+	fi
+
+# The e2e suites of the broker and the per-user queue through a real PgBouncer, in session
+# mode and in transaction mode (CITEQ_TRANSACTION_POOLING=1, a direct CITEQ_LISTEN_URL).
+PGBOUNCER_SUITES := tests/e2e/test_broker_processes.py tests/e2e/test_userqueue_processes.py
+test-pgbouncer: $(BIN)/citeq topology-tools
+	CITEQ_TEST_PGBOUNCER=session $(BIN)/pytest -q $(PGBOUNCER_SUITES) $(PYTEST_ARGS)
+	CITEQ_TEST_PGBOUNCER=transaction $(BIN)/pytest -q $(PGBOUNCER_SUITES) $(PYTEST_ARGS)
+
+bench-pgbouncer: $(BIN)/citeq topology-tools
+	$(BIN)/python scripts/bench_pgbouncer.py
 
 # Dramatiq's own tests (from the sdist of the installed version) against PostgresBroker.
 dramatiq-suite: $(BIN)/citeq

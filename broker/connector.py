@@ -22,7 +22,7 @@ import psycopg2.extensions
 
 from . import sql
 from .errors import ConfigurationError, DatabaseUnavailable
-from .pool import BROKEN, Pool
+from .pool import Pool, connection_lost
 from .settings import BrokerSettings
 
 _bound_connection: contextvars.ContextVar = contextvars.ContextVar("citeq_bound_connection", default=None)
@@ -51,6 +51,17 @@ class Connector:
         return url
 
     @property
+    def listen_url(self) -> str | None:
+        """Where the LISTEN connection goes: ``listen_url``, else the database's URL, except
+        behind a transaction pooler, where a LISTEN would sit on a server connection other
+        clients share and hear nothing (then None: consumers poll)."""
+        if self.settings.listen_url:
+            return self.settings.listen_url
+        if self.settings.transaction_pooling:
+            return None
+        return self.url
+
+    @property
     def application_name(self) -> str:
         """What pg_stat_activity shows for this connector's connections."""
         return f"citeq:{os.getpid()}:{id(self):x}"
@@ -61,7 +72,8 @@ class Connector:
             if self._pool is None:
                 self._pool = Pool(self.url, size=self.settings.pool_size, timeout=self.settings.pool_timeout,
                                   idle_seconds=self.settings.pool_idle_seconds,
-                                  application_name=self.application_name)
+                                  application_name=self.application_name,
+                                  prepared_statements=self.settings.prepared_statements)
             return self._pool
 
     @property
@@ -88,8 +100,10 @@ class Connector:
                         cur.execute(self.queries["database_now"])
                         self._first_use = cur.fetchone()[0]
                 yield conn
-        except BROKEN as exc:
-            raise DatabaseUnavailable(str(exc).strip() or "database connection lost") from exc
+        except psycopg2.Error as exc:
+            if connection_lost(exc):
+                raise DatabaseUnavailable(str(exc).strip() or "database connection lost") from exc
+            raise
 
     def execute(self, query: str, **params) -> list[tuple]:
         """Run one named query on a pooled connection; return its rows (if any)."""

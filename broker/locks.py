@@ -52,12 +52,3 @@ def xact_lock_many_text(cursor, scope: str, identities: Sequence[object]) -> byt
     """
     names = sorted({lock_name(scope, i) for i in identities})
     return sql.statement_text(cursor, "xact_lock_many", _XACT_LOCK_MANY, {"names": names}, prepare=True)
-
-
-def session_lock(cursor, scope: str, identity: object) -> None:
-    """Take a session-level advisory lock (needs a real session: not behind PgBouncer)."""
-    cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (lock_name(scope, identity),))
-
-
-def session_unlock(cursor, scope: str, identity: object) -> None:
-    cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (lock_name(scope, identity),))

@@ -3,7 +3,9 @@
 * :class:`Listener` holds one connection in ``LISTEN citeq_wakeup`` and wakes the
   consumer of the queue named in a notification, at once or, for a delayed message
   (payload ``<queue> <seconds>``), when it is due. It is only the fast path: a lost
-  notification (or a lost connection) costs at most one poll interval.
+  notification (or a lost connection) costs at most one poll interval. Its connection
+  goes to ``CITEQ_LISTEN_URL`` when set (behind a transaction pooler, a direct one); a
+  process with nowhere to listen has no listener and its consumers poll.
 * :class:`LeaseKeeper` renews this process's leases (those its consumers know they
   claimed, by lease token, not every row under its name) and its row in ``citeq_workers``
   (every ``heartbeat_interval``), re-queues expired leases of dead workers (or
@@ -50,7 +52,7 @@ class Listener(threading.Thread):
                 failures += 1
 
     def _listen(self) -> None:
-        conn = psycopg2.connect(self.broker.url, application_name=self.broker.application_name)
+        conn = psycopg2.connect(self.broker.connector.listen_url, application_name=self.broker.application_name)
         self.connected = True
         try:
             conn.autocommit = True

@@ -1,4 +1,4 @@
-"""Apply ``schema/NNNN_*.sql`` in order, each once, under an advisory lock.
+"""Apply ``schema/NNNN_*.sql`` in order, each once, under a transaction-level advisory lock.
 
 Every process that needs the schema calls :func:`migrate` at boot; the lock makes
 concurrent boots wait for each other instead of colliding (``IF NOT EXISTS`` alone
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psycopg2
 
-from . import locks
+from . import locks, sql
 
 logger = logging.getLogger(__name__)
 
@@ -41,39 +41,44 @@ def discover(directory: Path | None = None) -> list[tuple[int, str, Path]]:
 
 
 def migrate(url: str, directory: Path | None = None) -> list[str]:
-    """Bring the database at ``url`` up to date; return the names applied by this call."""
+    """Bring the database at ``url`` up to date; return the names applied by this call.
+
+    Each migration runs in a transaction of its own together with its bookkeeping row,
+    under a transaction-level advisory lock taken first in that transaction, and the list
+    of applied versions is read after the lock is granted: two processes migrating at once
+    take turns per migration, and neither applies one the other did. Nothing here needs a
+    session, so ``url`` may be a transaction-pooling endpoint (PgBouncer); a session lock
+    held across the run would be released (or kept) with a server connection the pooler
+    hands to somebody else."""
+    migrations = discover(directory)
     conn = psycopg2.connect(url)
+    sql.never_prepare(conn)  # run once per boot: nothing to gain, and a pooler may sit between
     applied: list[str] = []
     try:
-        conn.autocommit = True
-        with conn.cursor() as cur:
-            locks.session_lock(cur, LOCK_SCOPE, "schema")
-            try:
-                cur.execute(
-                    "CREATE TABLE IF NOT EXISTS citeq_migrations ("
-                    " version integer PRIMARY KEY, name text NOT NULL,"
-                    " applied_at timestamptz NOT NULL DEFAULT now())"
-                )
-                cur.execute("SELECT version FROM citeq_migrations")
-                done = {row[0] for row in cur.fetchall()}
-                for version, name, path in discover(directory):
-                    if version in done:
-                        continue
-                    _apply(conn, version, name, path)
-                    applied.append(name)
-            finally:
-                locks.session_unlock(cur, LOCK_SCOPE, "schema")
+        while (name := _apply_next(conn, migrations)) is not None:
+            applied.append(name)
     finally:
         conn.close()
     return applied
 
 
-def _apply(conn, version: int, name: str, path: Path) -> None:
-    conn.autocommit = False
-    try:
-        with conn, conn.cursor() as cur:
-            cur.execute(path.read_text(encoding="utf-8"))
-            cur.execute("INSERT INTO citeq_migrations (version, name) VALUES (%s, %s)", (version, name))
-        logger.info("migration applied", extra={"action": "migration_applied", "migration": name})
-    finally:
-        conn.autocommit = True
+def _apply_next(conn, migrations: list[tuple[int, str, Path]]) -> str | None:
+    """Apply the first migration not yet applied, in one transaction under the lock; its name,
+    or None when every one is applied."""
+    with conn, conn.cursor() as cur:
+        locks.xact_lock(cur, LOCK_SCOPE, "schema")
+        cur.execute(
+            "CREATE TABLE IF NOT EXISTS citeq_migrations ("
+            " version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        cur.execute("SELECT version FROM citeq_migrations")
+        done = {row[0] for row in cur.fetchall()}
+        pending = [m for m in migrations if m[0] not in done]
+        if not pending:
+            return None
+        version, name, path = pending[0]
+        cur.execute(path.read_text(encoding="utf-8"))
+        cur.execute("INSERT INTO citeq_migrations (version, name) VALUES (%s, %s)", (version, name))
+    logger.info("migration applied", extra={"action": "migration_applied", "migration": name})
+    return name

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 import psycopg2
 import psycopg2.extensions
 
+from . import sql
 from .errors import DatabaseUnavailable, PoolExhausted
 
 logger = logging.getLogger(__name__)
@@ -28,12 +29,21 @@ logger = logging.getLogger(__name__)
 BROKEN = (psycopg2.OperationalError, psycopg2.InterfaceError)
 
 
+def connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` says the connection is gone: a :data:`BROKEN` error, or the bare
+    ``DatabaseError`` without a SQLSTATE that psycopg2 raises when the server goes away in
+    the middle of a multi-statement query (seen when a primary stopped at once; issue 26)."""
+    return isinstance(exc, BROKEN) or (type(exc) is psycopg2.DatabaseError and exc.pgcode is None)
+
+
 class Pool:
     """At most ``size`` connections to ``dsn``, shared by the threads of one process."""
 
     def __init__(self, dsn: str, *, size: int, timeout: float, idle_seconds: float = 30.0,
-                 application_name: str = "citeq") -> None:
+                 application_name: str = "citeq", prepared_statements: bool = True) -> None:
         self.dsn = dsn
+        #: False behind a transaction pooler: its connections never PREPARE (broker/sql.py).
+        self.prepared_statements = prepared_statements
         self.size = size
         self.timeout = timeout
         self.idle_seconds = idle_seconds
@@ -59,9 +69,12 @@ class Pool:
 
     def _connect(self) -> psycopg2.extensions.connection:
         try:
-            return psycopg2.connect(self.dsn, application_name=self.application_name)
+            conn = psycopg2.connect(self.dsn, application_name=self.application_name)
         except psycopg2.OperationalError as exc:
             raise DatabaseUnavailable(f"cannot connect to the database: {exc}".strip()) from exc
+        if not self.prepared_statements:
+            sql.never_prepare(conn)
+        return conn
 
     def getconn(self) -> psycopg2.extensions.connection:
         self._check_fork()
@@ -93,6 +106,8 @@ class Pool:
                     self._idle.append((conn, time.monotonic()))
                 return
             conn.close()
+            if broken:
+                self._discard_idle()
         except BROKEN:
             pass
         finally:
@@ -123,20 +138,12 @@ class Pool:
                 pass
         return len(stale)
 
-    @contextmanager
-    def connection(self) -> Iterator[psycopg2.extensions.connection]:
-        """A connection for one unit of work; commit is the caller's (``with conn:``)."""
-        conn = self.getconn()
-        broken = False
-        try:
-            yield conn
-        except BROKEN:
-            broken = True
-            raise
-        finally:
-            self.putconn(conn, broken=broken or bool(conn.closed))
-
-    def close(self) -> None:
+    def _discard_idle(self) -> None:
+        """Close every idle connection. Called when one breaks in use: a broken connection
+        most often means the server (or the PgBouncer between) restarted or failed over,
+        and then the idle ones are dead as well — a caller's one retry must not get another
+        of them. Through a session-mode PgBouncer it is the rule: PgBouncer closes a client
+        whose server connection died."""
         with self._lock:
             idle, self._idle = [c for c, _ in self._idle], []
         for conn in idle:
@@ -144,3 +151,19 @@ class Pool:
                 conn.close()
             except BROKEN:
                 pass
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg2.extensions.connection]:
+        """A connection for one unit of work; commit is the caller's (``with conn:``)."""
+        conn = self.getconn()
+        broken = False
+        try:
+            yield conn
+        except psycopg2.Error as exc:
+            broken = connection_lost(exc)
+            raise
+        finally:
+            self.putconn(conn, broken=broken or bool(conn.closed))
+
+    def close(self) -> None:
+        self._discard_idle()

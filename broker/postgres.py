@@ -8,10 +8,14 @@ hooks around sends, encodes and decodes messages, and starts the consumer's thre
 Connections per process: at most ``pool_size`` (default 8) pooled connections shared by
 sends, claims, acks, heartbeats and results, plus one long-lived LISTEN connection in
 processes that consume; pooled connections unused for ``pool_idle_seconds`` are closed, so
-an idle worker keeps its listener and the one or two its consumer and heartbeat use. Behind PgBouncer, point the broker at a session-pooled (or direct)
-endpoint: transaction pooling breaks LISTEN (wake-ups degrade to polling), the
-session-level advisory lock that migrations take, and the prepared statements of the hot
-paths (broker/sql.py).
+an idle worker keeps its listener and the one or two its consumer and heartbeat use.
+
+Behind PgBouncer in session mode nothing changes. In transaction mode set
+``CITEQ_TRANSACTION_POOLING=1``: the hot paths' statements are sent unprepared
+(broker/sql.py), and the listener connects to ``CITEQ_LISTEN_URL`` (a direct or
+session-pooled endpoint) or, without one, does not run and consumers poll every
+``poll_interval``. Migrations need no session either way (their lock is transaction-scoped,
+broker/migrate.py). docs/howto/pgbouncer.md has the operator's side.
 """
 
 from __future__ import annotations
@@ -295,7 +299,8 @@ class PostgresBroker(dramatiq.Broker):
 
     def _start_threads(self) -> None:
         with self._threads_lock:
-            if self._listener is None or not self._listener.is_alive():
+            listening = self.connector.listen_url is not None
+            if listening and (self._listener is None or not self._listener.is_alive()):
                 self._listener = Listener(self)
                 self._listener.start()
             if self._lease_keeper is None or not self._lease_keeper.is_alive():

@@ -75,7 +75,8 @@ class _Database:
                 if not settings.database_url:
                     raise ConfigurationError("PostgresBackend needs a broker, url=... or DATABASE_URL")
                 self._pool = Pool(settings.database_url, size=settings.pool_size, timeout=settings.pool_timeout,
-                                  idle_seconds=settings.pool_idle_seconds, application_name="citeq-results")
+                                  idle_seconds=settings.pool_idle_seconds, application_name="citeq-results",
+                                  prepared_statements=settings.prepared_statements)
             return self._pool
 
     def execute(self, query: str, **params) -> list[tuple]:

@@ -122,9 +122,26 @@ class BrokerSettings(EnvSettings):
         128, "CITEQ_BATCH_MAX",
         "with a backlog of short messages, a consumer holds up to this many (claiming and acking "
         "half at a time) instead of Dramatiq's prefetch; 0 keeps it to the prefetch", ge=0)
+    transaction_pooling: bool = env_field(
+        False, "CITEQ_TRANSACTION_POOLING",
+        "DATABASE_URL is a transaction-pooling endpoint (PgBouncer pool_mode=transaction): no server-side "
+        "prepared statements, and LISTEN only on CITEQ_LISTEN_URL (without it consumers poll)")
+    listen_url: str | None = env_field(
+        None, "CITEQ_LISTEN_URL",
+        "PostgreSQL URL of a direct (or session-pooled) connection for LISTEN wake-ups; unset: DATABASE_URL, "
+        "or none at all with CITEQ_TRANSACTION_POOLING")
     retention_seconds: float = env_field(
         3600.0, "CITEQ_RETENTION_SECONDS", "finished messages (and idempotency keys) are deleted after this",
         ge=0)
+
+    @property
+    def prepared_statements(self) -> bool:
+        """Whether the hot statements run as server-side prepared statements (broker/sql.py).
+
+        A transaction pooler hands each transaction whichever server connection is free, so a
+        statement prepared on one is missing on the next (PgBouncer before 1.21, and any
+        version for SQL-level ``PREPARE``, which psycopg2 speaks)."""
+        return not self.transaction_pooling
 
     @property
     def heartbeat_interval(self) -> float:

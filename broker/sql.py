@@ -80,6 +80,18 @@ def prepared_query(name: str, query: str) -> PreparedQuery:
 
 #: The statements prepared on each live connection (gone with the connection).
 _prepared_on: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Connections that never prepare (behind a transaction pooler: see :func:`never_prepare`).
+_unprepared: weakref.WeakSet = weakref.WeakSet()
+
+
+def never_prepare(conn) -> None:
+    """Send every named query on ``conn`` as plain text, never ``PREPARE``/``EXECUTE``.
+
+    For connections through a transaction pooler (``CITEQ_TRANSACTION_POOLING``): there a
+    statement prepared in one transaction is on a server connection the next transaction
+    may not get ("prepared statement does not exist"), or that another client gets, whose
+    own ``PREPARE`` of the name then fails ("already exists")."""
+    _unprepared.add(conn)
 
 
 #: A line of a query's description that asks for a prepared statement.
@@ -94,10 +106,11 @@ def execute(cursor, name: str, query: str, params: dict) -> None:
 
 def statement_text(cursor, name: str, query: str, params: dict, *, prepare: bool | None = None) -> bytes:
     """The named query with its parameters bound, as text to send with other statements in
-    one round trip. When ``prepare`` or its text asks for it, that text is an ``EXECUTE``
+    one round trip. When ``prepare`` or its text asks for it (and the connection may prepare:
+    :func:`never_prepare`), that text is an ``EXECUTE``
     of the statement, prepared on the connection's first use in a round trip of its own
     (so that a failure cannot leave it half made)."""
-    if not (prepare or (prepare is None and PREPARE_DIRECTIVE in query)):
+    if not (prepare or (prepare is None and PREPARE_DIRECTIVE in query)) or cursor.connection in _unprepared:
         return cursor.mogrify(query, params)
     prepared = prepared_query(name, query)
     done = _prepared_on.setdefault(cursor.connection, set())

@@ -164,6 +164,11 @@ class EmbeddedPostgres:
     data_dir: Path
     bindir: Path
     fsync: bool = True
+    #: TCP addresses to listen on besides the Unix socket (PostgreSQL's listen_addresses;
+    #: empty: the socket only). The topology tests listen on their network namespaces' links.
+    listen_addresses: str = ""
+    #: More server settings, as ``name=value`` (the failover tests' replication settings).
+    settings: tuple[str, ...] = ()
 
     @classmethod
     def for_name(cls, name: str = "main", *, fsync: bool = True) -> "EmbeddedPostgres":
@@ -285,8 +290,9 @@ class EmbeddedPostgres:
             sock.mkdir(parents=True, exist_ok=True)
             self._chown(sock)
             # autovacuum_naptime: a queue table needs vacuuming within seconds, not a minute.
-            opts = [f"-k {sock}", "-h ''", "-c max_connections=300", "-c shared_buffers=256MB",
-                    "-c max_locks_per_transaction=256", "-c autovacuum_naptime=5s"]
+            opts = [f"-k {sock}", f"-h '{self.listen_addresses}'", "-c max_connections=300",
+                    "-c shared_buffers=256MB", "-c max_locks_per_transaction=256", "-c autovacuum_naptime=5s",
+                    *(f"-c {setting}" for setting in self.settings)]
             if not self.fsync:
                 opts += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
             self.log_file.touch()

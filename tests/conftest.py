@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg2
@@ -50,21 +52,54 @@ def pg_server():
         server.stop()
 
 
+#: ``session`` or ``transaction``: every test reaches its database through a real PgBouncer
+#: in that pool mode (issue 26; tests/topologies/pgbouncer.py). In transaction mode the
+#: processes get CITEQ_TRANSACTION_POOLING=1 and a direct CITEQ_LISTEN_URL, as an operator sets them.
+VIA_PGBOUNCER = os.environ.get("CITEQ_TEST_PGBOUNCER", "")
+
+
 @pytest.fixture(scope="session")
 def db_url(pg_server) -> str:
-    """A migrated database for this test session."""
+    """A migrated database for this test session (through PgBouncer with CITEQ_TEST_PGBOUNCER)."""
     from broker.migrate import migrate
 
     admin, _ = pg_server
     ensure_database(admin, TEST_DB, recreate=True)
     url = with_dbname(admin, TEST_DB)
-    migrate(url)
-    yield url
-    # The actors' broker is module-level and outlives every test: close it before its
-    # database goes, or its listener reports the dropped connection after the summary.
-    if "actors" in sys.modules:
-        sys.modules["actors"].broker.close()
+    with _through_pgbouncer(url) as url:
+        migrate(url)
+        yield url
+        # The actors' broker is module-level and outlives every test: close it before its
+        # database goes, or its listener reports the dropped connection after the summary.
+        if "actors" in sys.modules:
+            sys.modules["actors"].broker.close()
     _drop_database(admin, TEST_DB)
+
+
+@contextmanager
+def _through_pgbouncer(url: str) -> Iterator[str]:
+    """``url``, or with CITEQ_TEST_PGBOUNCER a URL to the same database through PgBouncer."""
+    if not VIA_PGBOUNCER:
+        yield url
+        return
+    from tests.topologies.pgbouncer import PgBouncer, PgBouncerUnavailable
+
+    try:
+        bouncer = PgBouncer(url, VIA_PGBOUNCER).start()
+    except PgBouncerUnavailable as exc:
+        pytest.skip(f"CITEQ_TEST_PGBOUNCER={VIA_PGBOUNCER}: {exc}")
+    saved = {k: os.environ.get(k) for k in ("CITEQ_TRANSACTION_POOLING", "CITEQ_LISTEN_URL")}
+    if VIA_PGBOUNCER == "transaction":
+        os.environ.update(CITEQ_TRANSACTION_POOLING="1", CITEQ_LISTEN_URL=url)
+    try:
+        yield bouncer.url(TEST_DB)
+    finally:
+        bouncer.stop()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _drop_database(admin: str, name: str) -> None:

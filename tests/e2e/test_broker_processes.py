@@ -136,6 +136,19 @@ def test_sigterm_finishes_or_returns_in_flight_messages(app):
     assert finished == [(n, 1) for n in range(10)]
 
 
+def _answers(url: str) -> bool:
+    try:
+        c = psycopg2.connect(url, connect_timeout=2)
+        try:
+            with c.cursor() as cur:
+                cur.execute("SELECT 1")
+        finally:
+            c.close()
+        return True
+    except psycopg2.OperationalError:
+        return False
+
+
 def test_worker_survives_a_postgres_restart(app, pg_server):
     admin, server = pg_server
     if server is None:
@@ -149,6 +162,9 @@ def test_worker_survives_a_postgres_restart(app, pg_server):
 
     conn.close()
     server.restart()
+    # Through PgBouncer (CITEQ_TEST_PGBOUNCER) the pooler refuses clients for a moment after
+    # the restart (server_login_retry); directly, the first attempt answers.
+    wait_for(lambda: _answers(db), timeout=30, message="the database answers again")
 
     for n in range(20, 40):
         broker_app.record.send(n)  # the sender's pool replaces its dead connections

@@ -75,7 +75,8 @@ def default_rule(body: dict[str, Any]) -> dict[str, Any]:
 class FakeChatServer:
     """Serves ``POST /v1/chat/completions`` and ``POST /v1/embeddings``; `base_url` ends in ``/v1``."""
 
-    def __init__(self, rule: Callable[[dict[str, Any]], dict[str, Any] | str] = default_rule) -> None:
+    def __init__(self, rule: Callable[[dict[str, Any]], dict[str, Any] | str] = default_rule, *,
+                 host: str = "127.0.0.1") -> None:
         self.mode = "answer"
         self.retry_after = "7"
         #: usage.total_tokens reported per chat answer (prompt and completion split 4:1)
@@ -86,7 +87,7 @@ class FakeChatServer:
         #: (path, headers, parsed JSON body) of every request, in arrival order
         self.requests: list[tuple[str, dict[str, str], Any]] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = ThreadingHTTPServer((host, 0), self._handler_class())
         self._httpd.daemon_threads = True
         # A short poll interval makes stop() quick; the default 0.5 s adds up over many tests.
         self._thread = threading.Thread(

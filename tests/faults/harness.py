@@ -68,12 +68,12 @@ class SlowProvider(FakeChatServer):
     """The loopback fake provider, answering after ``CALL_SECONDS``; ``down()`` makes it
     answer 500 until ``up()``."""
 
-    def __init__(self, seconds: float = CALL_SECONDS) -> None:
+    def __init__(self, seconds: float = CALL_SECONDS, *, host: str = "127.0.0.1") -> None:
         def slow(body):
             time.sleep(seconds * random.uniform(0.8, 1.2))
             return default_rule(body)
 
-        super().__init__(rule=slow)
+        super().__init__(rule=slow, host=host)
 
     def down(self) -> None:
         self.mode = "server_error"

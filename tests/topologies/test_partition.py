@@ -1,0 +1,178 @@
+"""A worker host cut off by a network partition (issue 26).
+
+Two worker hosts, each a network namespace of its own joined by a veth pair to this host,
+where a PostgreSQL of the test's own listens on both links' addresses (and its Unix socket,
+for this process and the scheduler). Each host judges through a loopback provider on its own
+link. A batch of several users' analyses runs on the real pipeline; while judge calls are in
+flight one host's link goes down (:meth:`netns.Host.cut`): its TCP connections stay open and
+retransmit, as in a real partition.
+
+* Cut for longer than a lease: the other host reaps its leases and finishes its work; when the
+  link comes back, its late acks are refused (the broker's "late acks rejected") and no verdict
+  is written twice, no job is charged twice.
+* Cut for less than a lease: its heartbeats land late but in time, and nothing is re-delivered.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import pytest
+
+from citeq.devdb import EmbeddedPostgres, ensure_database, with_dbname
+from tests.conftest import query, wait_for
+from tests.faults import harness
+from tests.topologies import cluster, netns, tally
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(harness.BATCH_DEADLINE + 300)]
+
+#: Seconds a claimed message stays its worker's without a heartbeat (heartbeats every third).
+LEASE = 4.0
+#: The short cut: under a lease, with room for the heartbeat interval and TCP's retransmission.
+SHORT_CUT = 1.0
+DB = "citeq_topo_partition"
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    reason = netns.unavailable()
+    if reason:
+        pytest.skip(f"network partition tests: {reason}")
+    with netns.Hosts(2) as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def server(hosts):
+    """A PostgreSQL listening on each host's link (and its Unix socket), trusting those links."""
+    pg = EmbeddedPostgres.for_name("topo-partition", fsync=False)
+    pg.stop(mode="immediate")  # a leftover of an interrupted run listens on old addresses
+    pg.init()
+    hba = pg.data_dir / "pg_hba.conf"
+    line = "host all all 10.192.0.0/10 trust\n"  # the namespaces' links (netns.Hosts: 10.200-249.N.0/24)
+    if line not in hba.read_text():
+        with hba.open("a") as f:
+            f.write(line)
+    pg.listen_addresses = ",".join(h.host_addr for h in hosts)
+    pg.start()
+    yield pg
+    pg.stop(mode="immediate")
+
+
+@pytest.fixture
+def partition(server, hosts, tmp_path):
+    """(fleet, socket URL, {host index: its DATABASE_URL}): a fresh database, the test
+    process's sends pointed at it, a provider per host, processes stopped afterwards."""
+    admin = server.url()
+    ensure_database(admin, DB, recreate=True)
+    local = with_dbname(admin, DB)
+    cluster.prepare_database(local)
+    providers = [harness.SlowProvider(host=h.host_addr).start() for h in hosts]
+    fleet = cluster.Fleet(tmp_path, {"CITEQ_LEASE_SECONDS": str(LEASE)})
+    try:
+        with cluster.actors_on(local):
+            yield fleet, local, {h.index: (f"postgresql://postgres@{h.host_addr}:5432/{DB}", p)
+                                 for h, p in zip(hosts, providers)}
+    finally:
+        fleet.stop_all()
+        for h in hosts:
+            h.heal()
+        for p in providers:
+            p.stop()
+
+
+@contextmanager
+def _tallied(jobs: int, topology: str = "network partition"):
+    """Counts for the topology's tally line, recorded even when the checks inside fail: the
+    fault suite's lost and charged-twice counts of this case, and what the block adds."""
+    before = (harness.TALLY.lost, harness.TALLY.charged_twice)
+    counts: dict = {"run_twice": 0, "messages": 0, "note": None}
+    try:
+        yield counts
+    finally:
+        tally.record(topology, faults=1, jobs=jobs, messages=counts["messages"],
+                     lost=harness.TALLY.lost - before[0], charged_twice=harness.TALLY.charged_twice - before[1],
+                     run_twice=counts["run_twice"], note=counts["note"])
+
+
+def _start(fleet, hosts, urls, local) -> dict[int, object]:
+    workers = {}
+    for h in hosts:
+        url, provider = urls[h.index]
+        workers[h.index] = fleet.worker({"DATABASE_URL": url, **provider.env()}, prefix=h.command([]))
+    fleet.scheduler({"DATABASE_URL": local})
+    return workers
+
+
+def _held_by(conn, fleet, worker) -> list[tuple[int, str]]:
+    """(message id, worker id) of the messages ``worker``'s processes are running."""
+    pids = fleet.pids(worker)
+    return [(i, w) for i, w in query(conn, "SELECT id, worker_id FROM citeq_messages WHERE state = 'running'")
+            if cluster.worker_pid(w) in pids]
+
+
+def test_a_host_cut_off_longer_than_its_lease_loses_its_work_to_the_other_and_its_late_acks_are_refused(
+        partition, hosts):
+    fleet, local, urls = partition
+    conn = cluster.connect(local)
+    workers = _start(fleet, hosts, urls, local)
+    jobs = harness.submit_batch(conn)
+    cut = wait_for(lambda: next((h for h in hosts if _held_by(conn, fleet, workers[h.index])
+                                 and harness.judge_calls_in_flight(conn)), None),
+                   timeout=120, interval=0.05, message="a host running judged work")
+    held = dict(_held_by(conn, fleet, workers[cut.index]))
+
+    cut.cut()
+    cut_at = time.monotonic()
+    # Its messages go to the other host: each re-delivered (to a worker not on the cut host).
+    cut_pids = fleet.pids(workers[cut.index])
+    wait_for(lambda: all(cluster.worker_pid(w) not in cut_pids and a > 1 for _, w, a in query(
+                 conn, "SELECT id, worker_id, attempts FROM citeq_messages WHERE id = ANY(%s) "
+                       "AND state IN ('running', 'done')", list(held))) and query(
+                 conn, "SELECT count(*) FROM citeq_messages WHERE id = ANY(%s) AND state IN ('running', 'done')",
+                 list(held))[0][0] == len(held),
+             timeout=60, interval=0.1, message="the cut host's messages re-delivered to the other host")
+    # Re-delivery can come before a whole lease has passed (the last heartbeat preceded the
+    # cut); the cut lasts at least a lease and a half all the same.
+    time.sleep(max(0.0, 1.5 * LEASE - (time.monotonic() - cut_at)))  # the fault's length, not a synchronisation
+    cut_seconds = time.monotonic() - cut_at
+    cut.heal()
+
+    with _tallied(len(jobs)) as counts:
+        harness.check_and_tally(conn, "partition longer than a lease", jobs, 1)
+        counts["run_twice"] = query(conn, "SELECT count(*) FROM citeq_messages WHERE id = ANY(%s) "
+                                          "AND worker_id = ANY(%s)", list(held), list(held.values()))[0][0]
+        counts["messages"] = len(held)
+        counts["note"] = f"long cut {cut_seconds:.1f} s > lease {LEASE:.0f} s, {len(held)} messages moved"
+    finished_by_cut_host = counts["run_twice"]
+    assert finished_by_cut_host == 0, "no message the cut host held was finished under its old lease"
+    # The cut host's actors finished after the link came back: its acks came late and were refused.
+    wait_for(lambda: "late acks rejected" in fleet.log(workers[cut.index]), timeout=60,
+             message="the cut host's late acks reported refused")
+    conn.close()
+
+
+def test_a_blip_shorter_than_a_lease_re_delivers_nothing(partition, hosts):
+    fleet, local, urls = partition
+    conn = cluster.connect(local)
+    workers = _start(fleet, hosts, urls, local)
+    jobs = harness.submit_batch(conn)
+    cut = wait_for(lambda: next((h for h in hosts if _held_by(conn, fleet, workers[h.index])
+                                 and harness.judge_calls_in_flight(conn)), None),
+                   timeout=120, interval=0.05, message="a host running judged work")
+    held = dict(_held_by(conn, fleet, workers[cut.index]))
+
+    cut.cut()
+    time.sleep(SHORT_CUT)  # the fault's length, not a synchronisation
+    cut.heal()
+
+    with _tallied(len(jobs)) as counts:
+        harness.check_and_tally(conn, "partition shorter than a lease", jobs, 1)
+        redelivered = counts["run_twice"] = query(conn, "SELECT count(*) FROM citeq_messages WHERE attempts > 1")[0][0]
+        counts["messages"] = len(held)
+        counts["note"] = f"blip {SHORT_CUT:.0f} s < lease {LEASE:.0f} s, {len(held)} messages held through it"
+    assert held, "the blip hit a host holding messages"
+    assert redelivered == 0, "nothing re-delivered after a blip shorter than a lease"
+    assert "late acks rejected" not in fleet.log(workers[cut.index])
+    conn.close()
