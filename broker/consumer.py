@@ -61,6 +61,12 @@ class QueueState:
         self.acks: list[tuple[int, str]] = []
         #: (row id, lease token, reason, exception type path, exception args as JSON)
         self.nacks: list[tuple] = []
+        #: Acks and nacks of grouped messages, and their keys: written apart, each with the
+        #: promotion of its key's next message (MessageStore.finish_grouped), and at once, not
+        #: after the linger: the key's next message waits for it.
+        self.group_acks: list[tuple[int, str]] = []
+        self.group_nacks: list[tuple] = []
+        self.group_keys: set[str] = set()
         #: Messages claimed by this process and not yet acked, nacked or requeued.
         self.outstanding = 0
         #: The leases this process holds: row id -> lease token of each message it claimed
@@ -145,12 +151,18 @@ class QueueState:
         """When the earliest delayed message this process knows of is due, or None."""
         return self.etas[0] if self.etas else None
 
-    def finish(self, ack: tuple[int, str] | None = None, nack: tuple | None = None) -> None:
+    def finish(self, ack: tuple[int, str] | None = None, nack: tuple | None = None,
+               group_key: str | None = None) -> None:
         with self.cond:
+            if group_key is not None:
+                self.group_keys.add(group_key)
+                acks, nacks = self.group_acks, self.group_nacks
+            else:
+                acks, nacks = self.acks, self.nacks
             if ack:
-                self.acks.append(ack)
+                acks.append(ack)
             if nack:
-                self.nacks.append(nack)
+                nacks.append(nack)
             if self.finished_since is None:
                 self.finished_since = time.monotonic()
             self.outstanding -= 1
@@ -162,6 +174,23 @@ class QueueState:
             self.acks, self.nacks = [], []
             self.finished_since = None
             return acks, nacks
+
+    def take_grouped(self) -> tuple[list[tuple[int, str]], list[tuple], set[str]]:
+        with self.cond:
+            taken = self.group_acks, self.group_nacks, self.group_keys
+            self.group_acks, self.group_nacks, self.group_keys = [], [], set()
+            return taken
+
+    def give_back_grouped(self, acks: list[tuple[int, str]], nacks: list[tuple], keys: set[str]) -> None:
+        with self.cond:
+            self.group_acks[:0] = acks
+            self.group_nacks[:0] = nacks
+            self.group_keys |= keys
+
+    @property
+    def finished_pending(self) -> bool:
+        """Acks or nacks gathered and not yet written (call with ``cond`` held)."""
+        return bool(self.acks or self.nacks or self.group_keys)
 
     def settle(self, written: Iterable[tuple], claimed: Iterable[LeasedMessage] = ()) -> None:
         """Acks, nacks or requeues of ``written`` reached the database (accepted, or refused
@@ -189,7 +218,7 @@ class QueueState:
         now = time.monotonic()
         self._eta_reached(now)
         room = prefetch - self.outstanding
-        return room >= low_water or self._linger_over() or (room > 0 and self.waiting)
+        return room >= low_water or self._linger_over() or bool(self.group_keys) or (room > 0 and self.waiting)
 
     def _eta_reached(self, now: float) -> None:
         while self.etas and self.etas[0] <= now:
@@ -208,7 +237,7 @@ class QueueState:
                 now = time.monotonic()
                 if self.due_at is not None and self.due_at <= now:
                     break  # an eta was reached: claim it
-                if (self.acks or self.nacks) and self.due(prefetch, low_water):
+                if self.finished_pending and self.due(prefetch, low_water):
                     break
                 room = prefetch - self.outstanding
                 if room > 0 and self.waiting:
@@ -243,11 +272,12 @@ class PostgresConsumer(Consumer):
         self.low_water = max(1, self.prefetch // 2)
 
     def ack(self, message: LeasedMessage) -> None:
-        self.state.finish(ack=(message.row_id, message.lease_token))
+        self.state.finish(ack=(message.row_id, message.lease_token), group_key=message.options.get("group_key"))
 
     def nack(self, message: LeasedMessage) -> None:
         exc_type, exc_args = failures.describe(message._exception)
-        self.state.finish(nack=(message.row_id, message.lease_token, failure_reason(message), exc_type, exc_args))
+        self.state.finish(nack=(message.row_id, message.lease_token, failure_reason(message), exc_type, exc_args),
+                          group_key=message.options.get("group_key"))
 
     def requeue(self, messages: Iterable[LeasedMessage]) -> None:
         messages = list(messages)
@@ -293,7 +323,7 @@ class PostgresConsumer(Consumer):
         due (:meth:`QueueState.due`); how many were claimed, or None when no claim was made."""
         with self.state.cond:
             room = max(self.prefetch - self.state.outstanding, 0)  # acks already freed their slots
-            pending = bool(self.state.acks or self.state.nacks)
+            pending = self.state.finished_pending
             due = self.state.due(self.prefetch, self.low_water)
         if due and (room or pending):
             marks = self.state.marks()
@@ -307,6 +337,7 @@ class PostgresConsumer(Consumer):
         return None
 
     def _exchange(self, limit: int) -> list[LeasedMessage]:
+        rejected = self._finish_grouped()
         acks, nacks = self.state.take_finished()
         try:
             claimed, finished = self.broker.exchange(self.queue_name, acks, nacks, limit)
@@ -316,7 +347,7 @@ class PostgresConsumer(Consumer):
             self.state.give_back(acks, nacks)
             raise
         self.state.settle([*acks, *nacks], claimed)
-        rejected = len(acks) + len(nacks) - finished
+        rejected += len(acks) + len(nacks) - finished
         if rejected:
             self.state.rejected += rejected
             logger.warning(
@@ -324,6 +355,21 @@ class PostgresConsumer(Consumer):
                 extra={"action": "late_ack_rejected", "queue": self.queue_name, "count": rejected},
             )
         return claimed
+
+    def _finish_grouped(self) -> int:
+        """Write the gathered acks/nacks of grouped messages, each key's next message promoted
+        in the same transaction, before the claim (which may take those); how many the
+        database refused."""
+        acks, nacks, keys = self.state.take_grouped()
+        if not keys:
+            return 0
+        try:
+            finished = self.broker.finish_grouped(self.queue_name, acks, nacks, keys)
+        except dramatiq.errors.BrokerConnectionError:
+            self.state.give_back_grouped(acks, nacks, keys)
+            raise
+        self.state.settle([*acks, *nacks])
+        return len(acks) + len(nacks) - finished
 
     def close(self) -> None:
         """Give back claimed messages Dramatiq never saw and write the acks gathered so far."""

@@ -40,6 +40,7 @@ from .connector import Connector
 from .consumer import LeasedMessage, PostgresConsumer, QueueState
 from .errors import MessageTooLarge
 from .failures import dead_letter_exception
+from .groups import CONCURRENCY_OPTION, KEY_OPTION, GroupSweeper, MessageGroups
 from .maintenance import LeaseKeeper, Listener
 from .periodic import PeriodicDedupe
 from .pool import Pool
@@ -71,10 +72,13 @@ class PostgresBroker(dramatiq.Broker):
         self.connector = Connector(self.settings, self.queries)
         #: Every statement on the messages table (broker/store.py).
         self.store = MessageStore(self.connector, self.settings)
+        #: The backstop of message groups' promotions (broker/groups.py); the lease keeper runs it.
+        self.group_sweeper = GroupSweeper(self.store)
         if middleware is None:
             middleware = [m() for m in default_middleware] + [
                 *_periodiq_middleware(),
                 PeriodicDedupe(),
+                MessageGroups(),
                 MigrateAtBoot(),
             ]
         super().__init__(middleware=middleware)
@@ -223,6 +227,8 @@ class PostgresBroker(dramatiq.Broker):
             # A retry re-sends the same message (key included): it must not collide with itself.
             "idempotency_key": None if message.options.get("retries") else message.options.get("idempotency_key"),
             "priority": self._priority(message),
+            "group_key": message.options.get(KEY_OPTION),
+            "group_limit": message.options.get(CONCURRENCY_OPTION, 1),
         }
         committed = self.connector.bound()[0] is None  # else it commits with the caller's transaction
         existing = self.store.insert(params)
@@ -245,6 +251,11 @@ class PostgresBroker(dramatiq.Broker):
             if state is not None:
                 state.sent()
 
+    def _groups_by(self, message: Message) -> bool:
+        """Whether the message's actor groups its messages (its key is computed at send)."""
+        actor = self.actors.get(message.actor_name)
+        return actor is not None and actor.options.get("group_by") is not None and KEY_OPTION not in message.options
+
     def _priority(self, message: Message) -> int:
         """The message's actor priority (Dramatiq: lower runs first); 0 for an actor this
         process does not know (a message sent by name)."""
@@ -252,7 +263,10 @@ class PostgresBroker(dramatiq.Broker):
         return int(actor.priority) if actor is not None else 0
 
     def enqueue_many(self, messages: Sequence[Message], *, delay: int | None = None) -> list[Message]:
-        """Send many messages in one statement (no idempotency keys): the batch API."""
+        """Send many messages in one statement (no idempotency keys): the batch API. Messages
+        of groups are sent one by one (each under its key's lock), in their order."""
+        if any(m.options.get(KEY_OPTION) is not None or self._groups_by(m) for m in messages):
+            return [self.enqueue(m, delay=delay) for m in messages]
         for m in messages:
             if q_name(m.queue_name) not in self.queues:
                 raise QueueNotFound(m.queue_name)
@@ -318,6 +332,21 @@ class PostgresBroker(dramatiq.Broker):
                 with self.queue_state(queue_name).cond:
                     self.queue_state(queue_name).outstanding -= 1
         return claimed, finished
+
+    def finish_grouped(self, queue_name: str, acks, nacks, keys: set[str]) -> int:
+        """Write acks/nacks of grouped messages and promote their keys' next messages, under
+        the keys' locks, in one transaction; how many acks/nacks the database accepted."""
+        rows = self.store.finish_grouped(acks, nacks, [(queue_name, k) for k in sorted(keys)])
+        return sum(1 for kind, _ in rows if kind != "promoted")
+
+    def group_stats(self) -> list[tuple]:
+        """Per queue: keys waiting, messages held, grouped messages in flight, keys in flight,
+        age of the oldest held message (seconds)."""
+        return self.store.group_stats()
+
+    def group_messages(self, queue_name: str, group_key: str, limit: int = 100) -> list[tuple]:
+        """One key's unfinished messages, in flight first, then held in their order."""
+        return self.store.group_messages(q_name(queue_name), group_key, limit)
 
     def next_eta(self, queue_name: str) -> float | None:
         """Seconds until the queue's earliest delayed message is due, or None."""

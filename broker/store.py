@@ -17,7 +17,7 @@ from datetime import datetime
 
 from dramatiq.message import Message
 
-from . import backoff, sql
+from . import backoff, locks, sql
 from .connector import Connector
 from .errors import DatabaseUnavailable
 from .settings import BrokerSettings
@@ -40,8 +40,8 @@ class MessageStore:
         bound, tx = self.connector.bound()
         if tx is not None and params["idempotency_key"] is None:
             with bound.cursor() as cur:
-                self.connector.execute_at_commit(
-                    cur, sql.statement_text(cur, "insert_message", self.queries["insert_message"], params))
+                for statement in self._insert_statements(cur, params):
+                    self.connector.execute_at_commit(cur, statement)
             return None
         if bound is not None:
             return self._insert_on(bound, params)
@@ -74,9 +74,19 @@ class MessageStore:
                     "action": "send_retried", "idempotency_key": params["idempotency_key"]})
                 time.sleep(delay)
 
+    def _insert_statements(self, cur, params: dict) -> list[bytes]:
+        """The statements of one send: the insert; for a grouped message, the key's lock
+        first, held until the transaction ends (the commit of the caller's, or of this
+        round trip's implicit one), so the send sees every earlier send and finish of its key."""
+        if params.get("group_key") is None:
+            return [sql.statement_text(cur, "insert_message", self.queries["insert_message"], params)]
+        return [locks.group_lock_text(cur, params["queue_name"], params["group_key"]),
+                sql.statement_text(cur, "insert_grouped_message", self.queries["insert_grouped_message"], params)]
+
     def _insert_on(self, conn, params: dict) -> Message | None:
         with conn.cursor() as cur:
-            sql.execute(cur, "insert_message", self.queries["insert_message"], params)
+            # One round trip; in autocommit mode its statements are one implicit transaction.
+            cur.execute(b";\n".join(self._insert_statements(cur, params)))
             if cur.fetchone() is not None:
                 return None
             cur.execute(self.queries["get_message_by_idempotency_key"], params)
@@ -117,6 +127,40 @@ class MessageStore:
             lease_seconds=self.settings.lease_seconds,
         )
 
+    def finish_grouped(self, acks, nacks, groups: list[tuple[str, str]]) -> list[tuple[str, int]]:
+        """Write acks/nacks of grouped messages (fenced by lease token) and promote the next
+        messages of ``groups`` (queue, key) — those of the finished messages and any others —
+        in one transaction under the groups' locks; rows of (kind, id), kind one of acked,
+        nacked, promoted."""
+        params = {
+            "ack_ids": [a[0] for a in acks], "ack_tokens": [a[1] for a in acks],
+            "nack_ids": [n[0] for n in nacks], "nack_tokens": [n[1] for n in nacks],
+            "nack_reasons": [n[2] for n in nacks], "nack_exc_types": [n[3] for n in nacks],
+            "nack_exc_args": [n[4] for n in nacks],
+            "queues": [g[0] for g in groups], "keys": [g[1] for g in groups],
+        }
+        with self.connector.connection() as conn, conn.cursor() as cur:
+            cur.execute(locks.group_locks_text(cur, groups) + b";\n" + sql.statement_text(
+                cur, "finish_grouped_messages", self.queries["finish_grouped_messages"], params))
+            return cur.fetchall()
+
+    def promote_groups(self, groups: list[tuple[str, str]], batch: int = 100) -> int:
+        """Let the next messages of these groups run where their keys have room; how many."""
+        promoted = 0
+        for i in range(0, len(groups), batch):
+            promoted += len(self.finish_grouped([], [], groups[i:i + batch]))
+        return promoted
+
+    def stalled_groups(self, limit: int = 1000) -> list[tuple[str, str]]:
+        """Groups whose next message is held although the key has room (the sweep's work)."""
+        return [tuple(r) for r in self.connector.execute("stalled_groups", limit=limit)]
+
+    def group_stats(self) -> list[tuple]:
+        return self.connector.execute("group_stats")
+
+    def group_messages(self, queue_name: str, group_key: str, limit: int = 100) -> list[tuple]:
+        return self.connector.execute("group_messages", queue_name=queue_name, group_key=group_key, limit=limit)
+
     def dead_letter_undecodable(self, row_id: int, token: str, reason: str) -> None:
         self.connector.execute("dead_letter_undecodable", id=row_id, token=token, reason=reason)
 
@@ -153,6 +197,12 @@ class MessageStore:
         for row_id, state, queue in rows:
             logger.warning("lease expired", extra={"action": "lease_expired", "message_row": row_id,
                                                    "queue": queue, "new_state": state})
+        dead = [row_id for row_id, state, _ in rows if state == "dead"]
+        if dead:
+            # A dead letter frees its group's place: the next message of the key may run.
+            groups = [tuple(g) for g in self.connector.execute("grouped_keys_of", ids=dead)]
+            if groups:
+                self.promote_groups(groups)
         return rows
 
     def prune(self, limit: int = 10_000) -> int:
@@ -196,7 +246,16 @@ class MessageStore:
                 return 0
             cur.execute(self.queries["retry_dead_letters"],
                         {"ids": [r[0] for r in rows], "payloads": [r[1] for r in rows]})
-            return cur.rowcount
+            retried = cur.fetchall()
+            groups = sorted({(q, k) for _, q, k in retried if k is not None})
+            if groups:
+                # Retried grouped letters went back held; those whose key has room run now.
+                cur.execute(locks.group_locks_text(cur, groups) + b";\n" + cur.mogrify(
+                    self.queries["finish_grouped_messages"], {
+                        "ack_ids": [], "ack_tokens": [], "nack_ids": [], "nack_tokens": [],
+                        "nack_reasons": [], "nack_exc_types": [], "nack_exc_args": [],
+                        "queues": [g[0] for g in groups], "keys": [g[1] for g in groups]}))
+            return len(retried)
 
     def purge_dead_letters(self, ids: list[int] | None, queue_name: str | None) -> int:
         return len(self.connector.execute("purge_dead_letters", ids=ids, queue_name=queue_name))
