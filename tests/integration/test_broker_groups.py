@@ -9,6 +9,7 @@ the table: the order of starts per key, and whether two runs of a key overlapped
 from __future__ import annotations
 
 import threading
+import time
 
 import dramatiq
 import psycopg2
@@ -415,3 +416,71 @@ def test_join_waits_for_held_messages_and_flush_drops_them(broker, runs):
     assert broker.store.count_unfinished(step.queue_name) == 2
     broker.flush(step.queue_name)
     assert states(runs) == {}
+
+
+def test_two_sweepers_at_once_promote_each_stalled_key_once(db, runs):
+    """Every worker process sweeps: two sweeps racing over the same stalled keys (each its own
+    broker, as two processes) promote each key's head exactly once between them."""
+    first, second = PostgresBroker(url=db), PostgresBroker(url=db)
+    try:
+        @dramatiq.actor(broker=first, group_by=lambda key: key)
+        def step(key):
+            pass
+
+        for k in range(50):
+            for _ in range(3):
+                step.send(f"k{k}")
+        query(runs, "DELETE FROM citeq_messages WHERE state = 'queued'")  # 50 heads gone unpromoted
+        barrier = threading.Barrier(2)
+        promoted = []
+
+        def sweep(b):
+            barrier.wait()
+            promoted.append(b.group_sweeper.run_once())
+
+        threads = [threading.Thread(target=sweep, args=(b,)) for b in (first, second)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    finally:
+        first.close()
+        second.close()
+    assert sum(promoted) == 50
+    assert query(runs, "SELECT count(*) FROM citeq_messages WHERE state = 'queued'")[0][0] == 50
+    assert query(runs, "SELECT count(DISTINCT group_key) FROM citeq_messages WHERE state = 'queued'")[0][0] == 50
+
+
+def test_sends_racing_a_finish_of_their_key_never_put_two_in_flight(db, runs):
+    """Sends of one key from many threads while its messages are claimed and finished: at no
+    point two in flight (the unique index would refuse it), none lost, order kept."""
+    b = PostgresBroker(url=db)
+    try:
+        @dramatiq.actor(broker=b, group_by=lambda key, n: key)
+        def step(key, n):
+            pass
+
+        sent = 200
+        senders = [threading.Thread(target=lambda i=i: [step.send("k", i * 1000 + n) for n in range(sent // 4)])
+                   for i in range(4)]
+        for t in senders:
+            t.start()
+        order = []
+        finished = 0
+        deadline = time.monotonic() + 60
+        while finished < sent and time.monotonic() < deadline:
+            claimed, _ = b.exchange(step.queue_name, [], [], 5)
+            assert len(claimed) <= 1
+            for m in claimed:
+                order.append(m.args[1])
+                assert b.finish_grouped(step.queue_name, [(m.row_id, m.lease_token)], [], {"k"}) == 1
+                finished += 1
+        for t in senders:
+            t.join(30)
+    finally:
+        b.close()
+    assert finished == sent
+    # each sender's messages ran in the order it sent them
+    for i in range(4):
+        mine = [n for n in order if n // 1000 == i]
+        assert mine == sorted(mine) and len(mine) == sent // 4
