@@ -62,8 +62,7 @@ class QueueState:
         #: (row id, lease token, reason, exception type path, exception args as JSON)
         self.nacks: list[tuple] = []
         #: Acks and nacks of grouped messages, and their keys: written apart, each with the
-        #: promotion of its key's next message (MessageStore.finish_grouped), and at once, not
-        #: after the linger: the key's next message waits for it.
+        #: promotion of its key's next message (MessageStore.finish_grouped), when the others are.
         self.group_acks: list[tuple[int, str]] = []
         self.group_nacks: list[tuple] = []
         self.group_keys: set[str] = set()
@@ -186,6 +185,8 @@ class QueueState:
             self.group_acks[:0] = acks
             self.group_nacks[:0] = nacks
             self.group_keys |= keys
+            if keys:
+                self.finished_since = time.monotonic()
 
     @property
     def finished_pending(self) -> bool:
@@ -218,7 +219,7 @@ class QueueState:
         now = time.monotonic()
         self._eta_reached(now)
         room = prefetch - self.outstanding
-        return room >= low_water or self._linger_over() or bool(self.group_keys) or (room > 0 and self.waiting)
+        return room >= low_water or self._linger_over() or (room > 0 and self.waiting)
 
     def _eta_reached(self, now: float) -> None:
         while self.etas and self.etas[0] <= now:
