@@ -61,8 +61,8 @@ class QueueState:
         self.acks: list[tuple[int, str]] = []
         #: (row id, lease token, reason, exception type path, exception args as JSON)
         self.nacks: list[tuple] = []
-        #: Acks and nacks of grouped messages, and their keys: written apart, each with the
-        #: promotion of its key's next message (MessageStore.finish_grouped), when the others are.
+        #: Acks and nacks of grouped messages, and their keys: written with the others, each
+        #: with the promotion of its key's next message under the key's lock (MessageStore.exchange).
         self.group_acks: list[tuple[int, str]] = []
         self.group_nacks: list[tuple] = []
         self.group_keys: set[str] = set()
@@ -338,17 +338,18 @@ class PostgresConsumer(Consumer):
         return None
 
     def _exchange(self, limit: int) -> list[LeasedMessage]:
-        rejected = self._finish_grouped()
+        g_acks, g_nacks, keys = grouped = self.state.take_grouped()
         acks, nacks = self.state.take_finished()
         try:
-            claimed, finished = self.broker.exchange(self.queue_name, acks, nacks, limit)
+            claimed, finished = self.broker.exchange(self.queue_name, acks, nacks, limit, grouped if keys else None)
         except dramatiq.errors.BrokerConnectionError:
             # Acks and nacks are written again with the next step. Whatever this claim took
             # in the database if it committed unseen is left to its leases running out.
             self.state.give_back(acks, nacks)
+            self.state.give_back_grouped(g_acks, g_nacks, keys)
             raise
-        self.state.settle([*acks, *nacks], claimed)
-        rejected += len(acks) + len(nacks) - finished
+        self.state.settle([*acks, *nacks, *g_acks, *g_nacks], claimed)
+        rejected = len(acks) + len(nacks) + len(g_acks) + len(g_nacks) - finished
         if rejected:
             self.state.rejected += rejected
             logger.warning(
@@ -356,21 +357,6 @@ class PostgresConsumer(Consumer):
                 extra={"action": "late_ack_rejected", "queue": self.queue_name, "count": rejected},
             )
         return claimed
-
-    def _finish_grouped(self) -> int:
-        """Write the gathered acks/nacks of grouped messages, each key's next message promoted
-        in the same transaction, before the claim (which may take those); how many the
-        database refused."""
-        acks, nacks, keys = self.state.take_grouped()
-        if not keys:
-            return 0
-        try:
-            finished = self.broker.finish_grouped(self.queue_name, acks, nacks, keys)
-        except dramatiq.errors.BrokerConnectionError:
-            self.state.give_back_grouped(acks, nacks, keys)
-            raise
-        self.state.settle([*acks, *nacks])
-        return len(acks) + len(nacks) - finished
 
     def close(self) -> None:
         """Give back claimed messages Dramatiq never saw and write the acks gathered so far."""

@@ -316,11 +316,14 @@ class PostgresBroker(dramatiq.Broker):
                 self._lease_keeper = LeaseKeeper(self)
                 self._lease_keeper.start()
 
-    def exchange(self, queue_name: str, acks, nacks, limit: int) -> tuple[list[LeasedMessage], int]:
-        """Write acks/nacks and claim up to ``limit`` messages; return (claimed, finished count)."""
-        rows = self.store.exchange(queue_name, acks, nacks, limit, self.worker_id)
+    def exchange(self, queue_name: str, acks, nacks, limit: int,
+                 grouped: tuple | None = None) -> tuple[list[LeasedMessage], int]:
+        """Write acks/nacks and claim up to ``limit`` messages; return (claimed, finished count).
+        ``grouped``: (acks, nacks, keys) of grouped messages, finished with their keys'
+        promotions under the keys' locks in the same round trip (MessageStore.exchange)."""
+        rows, rejected = self.store.exchange(queue_name, acks, nacks, limit, self.worker_id, grouped)
         claimed = []
-        finished = 0
+        finished = 0 if grouped is None else len(grouped[0]) + len(grouped[1]) - rejected
         for kind, row_id, token, payload, _, _ in rows:
             if kind != "claimed":
                 finished += 1

@@ -185,8 +185,12 @@ WITH done AS (
     UPDATE citeq_messages m SET state = 'queued'
     WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state = 'held'
     RETURNING m.id
+), rejected AS (
+    -- a NOTICE when the fence refused some (read by MessageStore.exchange, see schema/0022)
+    SELECT citeq_grouped_acks_rejected((SELECT count(*) FROM done) - (SELECT count(*) FROM finished)) AS n
 )
 SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id FROM finished
+WHERE (SELECT n FROM rejected) IS NOT NULL
 UNION ALL SELECT 'promoted', id FROM promoted;
 
 -- grouped_keys_of --

@@ -109,11 +109,41 @@ class MessageStore:
 
     # -- consuming -------------------------------------------------------------------------
 
-    def exchange(self, queue_name: str, acks, nacks, limit: int, worker_id: str) -> list[tuple]:
+    def exchange(self, queue_name: str, acks, nacks, limit: int, worker_id: str,
+                 grouped: tuple | None = None) -> tuple[list[tuple], int]:
         """Write acks/nacks (fenced by lease token) and claim up to ``limit`` messages, in one
-        statement; rows of (kind, id, token, payload, …)."""
-        return self.connector.execute(
-            "exchange_messages",
+        statement; rows of (kind, id, token, payload, …). With ``grouped`` (acks, nacks and
+        keys of grouped messages): those are finished first, their keys' next messages
+        promoted under the keys' locks, all in the same round trip and transaction (so the
+        claim may take what was promoted); and how many of them the fence refused."""
+        params = self._exchange_params(queue_name, acks, nacks, limit, worker_id)
+        if grouped is None or not grouped[2]:
+            return self.connector.execute("exchange_messages", **params), 0
+        g_acks, g_nacks, keys = grouped
+        groups = [(queue_name, k) for k in sorted(keys)]
+        with self.connector.connection() as conn, conn.cursor() as cur:
+            cur.execute(b";\n".join([
+                locks.group_locks_text(cur, groups),
+                sql.statement_text(cur, "finish_grouped_messages", self.queries["finish_grouped_messages"],
+                                   self._finish_params(g_acks, g_nacks, groups)),
+                sql.statement_text(cur, "exchange_messages", self.queries["exchange_messages"], params),
+            ]))
+            rows = cur.fetchall()
+            rejected = _rejected_notices(conn)
+        return rows, rejected
+
+    @staticmethod
+    def _finish_params(acks, nacks, groups) -> dict:
+        return {
+            "ack_ids": [a[0] for a in acks], "ack_tokens": [a[1] for a in acks],
+            "nack_ids": [n[0] for n in nacks], "nack_tokens": [n[1] for n in nacks],
+            "nack_reasons": [n[2] for n in nacks], "nack_exc_types": [n[3] for n in nacks],
+            "nack_exc_args": [n[4] for n in nacks],
+            "queues": [g[0] for g in groups], "keys": [g[1] for g in groups],
+        }
+
+    def _exchange_params(self, queue_name: str, acks, nacks, limit: int, worker_id: str) -> dict:
+        return dict(
             ack_ids=[a[0] for a in acks],
             ack_tokens=[a[1] for a in acks],
             nack_ids=[n[0] for n in nacks],
@@ -132,17 +162,13 @@ class MessageStore:
         messages of ``groups`` (queue, key) — those of the finished messages and any others —
         in one transaction under the groups' locks; rows of (kind, id), kind one of acked,
         nacked, promoted."""
-        params = {
-            "ack_ids": [a[0] for a in acks], "ack_tokens": [a[1] for a in acks],
-            "nack_ids": [n[0] for n in nacks], "nack_tokens": [n[1] for n in nacks],
-            "nack_reasons": [n[2] for n in nacks], "nack_exc_types": [n[3] for n in nacks],
-            "nack_exc_args": [n[4] for n in nacks],
-            "queues": [g[0] for g in groups], "keys": [g[1] for g in groups],
-        }
+        params = self._finish_params(acks, nacks, groups)
         with self.connector.connection() as conn, conn.cursor() as cur:
             cur.execute(locks.group_locks_text(cur, groups) + b";\n" + sql.statement_text(
                 cur, "finish_grouped_messages", self.queries["finish_grouped_messages"], params))
-            return cur.fetchall()
+            rows = cur.fetchall()
+            _rejected_notices(conn)
+            return rows
 
     def promote_groups(self, groups: list[tuple[str, str]], batch: int = 100) -> int:
         """Let the next messages of these groups run where their keys have room; how many."""
@@ -251,11 +277,23 @@ class MessageStore:
             if groups:
                 # Retried grouped letters went back held; those whose key has room run now.
                 cur.execute(locks.group_locks_text(cur, groups) + b";\n" + cur.mogrify(
-                    self.queries["finish_grouped_messages"], {
-                        "ack_ids": [], "ack_tokens": [], "nack_ids": [], "nack_tokens": [],
-                        "nack_reasons": [], "nack_exc_types": [], "nack_exc_args": [],
-                        "queues": [g[0] for g in groups], "keys": [g[1] for g in groups]}))
+                    self.queries["finish_grouped_messages"], self._finish_params([], [], groups)))
             return len(retried)
 
     def purge_dead_letters(self, ids: list[int] | None, queue_name: str | None) -> int:
         return len(self.connector.execute("purge_dead_letters", ids=ids, queue_name=queue_name))
+
+
+_REJECTED_NOTICE = "citeq_grouped_acks_rejected "
+
+
+def _rejected_notices(conn) -> int:
+    """Grouped acks the lease fence refused, as finish_grouped_messages reported them by
+    NOTICE (schema/0022); the connection's notices are cleared."""
+    rejected = 0
+    for notice in conn.notices:
+        _, found, count = notice.partition(_REJECTED_NOTICE)
+        if found:
+            rejected += int(count.strip())
+    conn.notices.clear()
+    return rejected

@@ -484,3 +484,29 @@ def test_sends_racing_a_finish_of_their_key_never_put_two_in_flight(db, runs):
     for i in range(4):
         mine = [n for n in order if n // 1000 == i]
         assert mine == sorted(mine) and len(mine) == sent // 4
+
+
+def test_one_round_trip_finishes_a_grouped_ack_promotes_and_claims_the_next(broker, runs):
+    """The consumer's step: grouped acks, their keys' promotions and the claim in one round
+    trip (one transaction), so the key's next message is claimed by the same step; a
+    zombie's grouped ack in it is refused by the fence and counted."""
+    @dramatiq.actor(group_by=lambda key: key)
+    def step(key):
+        pass
+
+    for _ in range(3):
+        step.send("k")
+    (first,), _ = broker.exchange(step.queue_name, [], [], 5)
+    broker.reap(now=query(runs, "SELECT now() + interval '1 hour'")[0][0])  # first's lease expired
+    (again,), _ = broker.exchange(step.queue_name, [], [], 5)  # re-delivered to another worker
+
+    claimed, finished = broker.exchange(step.queue_name, [], [], 5,
+                                        ([(first.row_id, first.lease_token)], [], {"k"}))
+    assert (claimed, finished) == ([], 0)  # the zombie's ack: refused, nothing promoted
+
+    claimed, finished = broker.exchange(step.queue_name, [], [], 5,
+                                        ([(again.row_id, again.lease_token)], [], {"k"}))
+    assert finished == 1
+    assert [m.row_id for m in claimed] == [again.row_id + 1]  # the next of the key, in this same step
+    assert query(runs, "SELECT state::text FROM citeq_messages ORDER BY id") == [
+        ("done",), ("running",), ("held",)]
