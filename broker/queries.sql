@@ -49,6 +49,38 @@ SELECT %(message_id)s, %(queue_name)s, %(actor_name)s, %(payload)s,
 ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 RETURNING id;
 
+-- insert_grouped_messages --
+-- Enqueue many messages of groups in one statement (the batch API), sent right after the
+-- locks of all their keys: per key, in the batch's order, as many are born 'queued' as the
+-- key has room for (none when it has held messages already), the rest 'held' behind them.
+-- @prepared
+WITH m AS (
+    SELECT * FROM unnest(%(message_ids)s::text[], %(queue_names)s::text[], %(actor_names)s::text[],
+                         %(payloads)s::bytea[], %(delays_ms)s::bigint[], %(priorities)s::int[],
+                         %(group_keys)s::text[], %(group_limits)s::int[])
+         WITH ORDINALITY AS m(message_id, queue_name, actor_name, payload, delay_ms, priority,
+                              group_key, group_limit, ord)
+), k AS (
+    SELECT d.queue_name, d.group_key,
+           EXISTS (SELECT 1 FROM citeq_messages h WHERE h.state = 'held' AND h.queue_name = d.queue_name
+                   AND h.group_key = d.group_key) AS held,
+           (SELECT count(*) FROM citeq_messages f WHERE f.state IN ('queued', 'running')
+                   AND f.group_key IS NOT NULL AND f.queue_name = d.queue_name
+                   AND f.group_key = d.group_key) AS busy
+    FROM (SELECT DISTINCT queue_name, group_key FROM m) AS d
+), ranked AS (
+    SELECT m.*, k.held, k.busy,
+           row_number() OVER (PARTITION BY m.queue_name, m.group_key ORDER BY m.ord) AS place
+    FROM m JOIN k USING (queue_name, group_key)
+)
+INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, priority,
+                            state, group_key, group_limit, group_seq)
+SELECT r.message_id, r.queue_name, r.actor_name, r.payload, now() + r.delay_ms * interval '1 millisecond',
+       r.priority,
+       CASE WHEN r.held OR r.place > r.group_limit - r.busy THEN 'held' ELSE 'queued' END::citeq_message_state,
+       r.group_key, r.group_limit, nextval('citeq_group_seq')
+FROM (SELECT * FROM ranked ORDER BY ord) AS r;
+
 -- get_message_by_idempotency_key --
 -- The message that first claimed an idempotency key.
 SELECT payload FROM citeq_messages WHERE idempotency_key = %(idempotency_key)s;
