@@ -251,11 +251,6 @@ class PostgresBroker(dramatiq.Broker):
             if state is not None:
                 state.sent()
 
-    def _groups_by(self, message: Message) -> bool:
-        """Whether the message's actor groups its messages (its key is computed at send)."""
-        actor = self.actors.get(message.actor_name)
-        return actor is not None and actor.options.get("group_by") is not None and KEY_OPTION not in message.options
-
     def _priority(self, message: Message) -> int:
         """The message's actor priority (Dramatiq: lower runs first); 0 for an actor this
         process does not know (a message sent by name)."""
@@ -263,29 +258,36 @@ class PostgresBroker(dramatiq.Broker):
         return int(actor.priority) if actor is not None else 0
 
     def enqueue_many(self, messages: Sequence[Message], *, delay: int | None = None) -> list[Message]:
-        """Send many messages in one statement (no idempotency keys): the batch API. Messages
-        of groups are sent one by one (each under its key's lock), in their order."""
-        if any(m.options.get(KEY_OPTION) is not None or self._groups_by(m) for m in messages):
-            return [self.enqueue(m, delay=delay) for m in messages]
+        """Send many messages in one round trip (no idempotency keys): the batch API. Messages
+        of groups go in a statement of their own, after their keys' locks, in their order."""
         for m in messages:
             if q_name(m.queue_name) not in self.queues:
                 raise QueueNotFound(m.queue_name)
             self.emit_before("enqueue", m, delay)
-        payloads = [self._encode(m) for m in messages]
-        params = {
-            "message_ids": [m.message_id for m in messages],
-            "queue_names": [q_name(m.queue_name) for m in messages],
-            "actor_names": [m.actor_name for m in messages],
-            "payloads": payloads,
-            "delays_ms": [max(int(delay or 0), 0)] * len(messages),
-            "priorities": [self._priority(m) for m in messages],
-        }
-        committed = self.store.insert_many(params)
+        delay_ms = max(int(delay or 0), 0)
+        plain = [m for m in messages if m.options.get(KEY_OPTION) is None]
+        keyed = [m for m in messages if m.options.get(KEY_OPTION) is not None]
+        grouped = None
+        if keyed:
+            grouped = self._batch_params(keyed, delay_ms)
+            grouped["group_keys"] = [m.options[KEY_OPTION] for m in keyed]
+            grouped["group_limits"] = [m.options.get(CONCURRENCY_OPTION, 1) for m in keyed]
+        committed = self.store.insert_many(self._batch_params(plain, delay_ms), grouped)
         for queue_name in {q_name(m.queue_name) for m in messages}:
-            self._wake_local(queue_name, params["delays_ms"][0] if messages else 0, committed)
+            self._wake_local(queue_name, delay_ms, committed)
         for m in messages:
             self.emit_after("enqueue", m, delay)
         return list(messages)
+
+    def _batch_params(self, messages: Sequence[Message], delay_ms: int) -> dict:
+        return {
+            "message_ids": [m.message_id for m in messages],
+            "queue_names": [q_name(m.queue_name) for m in messages],
+            "actor_names": [m.actor_name for m in messages],
+            "payloads": [self._encode(m) for m in messages],
+            "delays_ms": [delay_ms] * len(messages),
+            "priorities": [self._priority(m) for m in messages],
+        }
 
     # -- consuming ---------------------------------------------------------------------
 

@@ -95,17 +95,34 @@ class MessageStore:
             raise DatabaseUnavailable("idempotency key conflict could not be resolved; retry the send")
         return Message.decode(bytes(row[0]))
 
-    def insert_many(self, params: dict) -> bool:
-        """Insert many messages in one statement (no idempotency keys). True when they are
-        committed now, False when they commit with the caller's transaction."""
-        bound, _ = self.connector.bound()
+    def insert_many(self, params: dict, grouped: dict | None = None) -> bool:
+        """Insert many messages in one statement (no idempotency keys); ``grouped``: messages of
+        groups, in a second statement after their keys' locks, in the same transaction. True
+        when they are committed now, False when they commit with the caller's transaction."""
+        bound, tx = self.connector.bound()
         if bound is None:
-            self.connector.execute("insert_messages", **params)
+            if grouped is None:
+                self.connector.execute("insert_messages", **params)
+                return True
+            with self.connector.connection() as conn, conn.cursor() as cur:
+                # One round trip; in autocommit mode its statements are one implicit transaction.
+                cur.execute(b";\n".join(self._insert_many_statements(cur, params, grouped)))
             return True
         with bound.cursor() as cur:
-            self.connector.execute_at_commit(
-                cur, sql.statement_text(cur, "insert_messages", self.queries["insert_messages"], params))
+            for statement in self._insert_many_statements(cur, params, grouped):
+                self.connector.execute_at_commit(cur, statement)
         return False
+
+    def _insert_many_statements(self, cur, params: dict, grouped: dict | None) -> list[bytes]:
+        statements = []
+        if params["message_ids"]:
+            statements.append(sql.statement_text(cur, "insert_messages", self.queries["insert_messages"], params))
+        if grouped is not None:
+            groups = sorted(set(zip(grouped["queue_names"], grouped["group_keys"])))
+            statements += [locks.group_locks_text(cur, groups),
+                           sql.statement_text(cur, "insert_grouped_messages",
+                                              self.queries["insert_grouped_messages"], grouped)]
+        return statements
 
     # -- consuming -------------------------------------------------------------------------
 

@@ -510,3 +510,38 @@ def test_one_round_trip_finishes_a_grouped_ack_promotes_and_claims_the_next(brok
     assert [m.row_id for m in claimed] == [again.row_id + 1]  # the next of the key, in this same step
     assert query(runs, "SELECT state::text FROM citeq_messages ORDER BY id") == [
         ("done",), ("running",), ("held",)]
+
+
+def test_a_batch_send_decides_each_keys_messages_in_order(broker, runs, db):
+    start, end = record(db)
+
+    @dramatiq.actor(group_by=lambda key, seq: key, group_concurrency=2)
+    def step(key, seq):
+        end(start(key, seq))
+
+    step.send("b", 0)  # key b already has one in flight
+    batch = [step.message("a", seq) for seq in range(4)] + [step.message("b", seq) for seq in range(1, 4)] \
+        + [step.message_with_options(args=("none", n), group_key=None) for n in range(2)]
+    with broker.transaction() as cur:
+        cur.execute("SELECT 1")
+        broker.enqueue_many(batch)
+        assert query(runs, "SELECT count(*) FROM citeq_messages")[0][0] == 1  # not before the commit
+    by_key = query(runs, "SELECT coalesce(group_key, '-'), array_agg(state::text ORDER BY group_seq NULLS LAST, id) "
+                         "FROM citeq_messages GROUP BY 1 ORDER BY 1")
+    assert by_key == [("-", ["queued", "queued"]), ("a", ["queued", "queued", "held", "held"]),
+                      ("b", ["queued", "queued", "held", "held"])]
+    broker.enqueue_many([step.message("a", seq) for seq in range(4, 6)])  # behind the held ones
+    assert query(runs, "SELECT count(*) FROM citeq_messages WHERE group_key = 'a' AND state = 'held'")[0][0] == 4
+
+    worker = dramatiq.Worker(broker, worker_threads=8, worker_timeout=100)
+    worker.start()
+    try:
+        broker.join(step.queue_name, timeout=30_000)
+    finally:
+        worker.stop()
+    assert overlaps(runs, limit=2) == 0
+    assert sorted(order_of(runs, "a")) == list(range(6))
+    # Two at a time: the messages enter flight (are claimed) in the key's order; which of the
+    # two in flight a worker thread starts first is not ordered.
+    assert query(runs, "SELECT count(*) FROM citeq_messages x JOIN citeq_messages y ON x.group_key = y.group_key "
+                       "AND x.group_seq < y.group_seq WHERE y.started_at < x.started_at")[0][0] == 0
