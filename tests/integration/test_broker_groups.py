@@ -23,9 +23,9 @@ from tests.conftest import query, wait_for
 @pytest.fixture
 def runs(conn):
     """A table each test actor writes its runs to: (key, seq, started, ended)."""
-    query(conn, "CREATE TABLE IF NOT EXISTS group_runs (id bigserial PRIMARY KEY, key text, seq int, "
+    query(conn, "CREATE TABLE IF NOT EXISTS group_test_runs (id bigserial PRIMARY KEY, key text, seq int, "
                 "started_at timestamptz NOT NULL DEFAULT clock_timestamp(), ended_at timestamptz)")
-    query(conn, "TRUNCATE group_runs")
+    query(conn, "TRUNCATE group_test_runs")
     return conn
 
 
@@ -41,12 +41,12 @@ def record(url: str):
 
     def start(key, seq) -> int:
         with connection().cursor() as cur:
-            cur.execute("INSERT INTO group_runs (key, seq) VALUES (%s, %s) RETURNING id", (key, seq))
+            cur.execute("INSERT INTO group_test_runs (key, seq) VALUES (%s, %s) RETURNING id", (key, seq))
             return cur.fetchone()[0]
 
     def end(run_id) -> None:
         with connection().cursor() as cur:
-            cur.execute("UPDATE group_runs SET ended_at = clock_timestamp() WHERE id = %s", (run_id,))
+            cur.execute("UPDATE group_test_runs SET ended_at = clock_timestamp() WHERE id = %s", (run_id,))
 
     return start, end
 
@@ -55,15 +55,15 @@ def overlaps(conn, limit: int = 1) -> int:
     """Instants at which a key had more than ``limit`` runs at once (runs whose start fell
     inside more than ``limit - 1`` other runs of the key)."""
     return query(conn, """
-        SELECT count(*) FROM group_runs a
-        WHERE (SELECT count(*) FROM group_runs b
+        SELECT count(*) FROM group_test_runs a
+        WHERE (SELECT count(*) FROM group_test_runs b
                WHERE b.key = a.key AND b.id <> a.id
                  AND b.started_at <= a.started_at AND (b.ended_at IS NULL OR b.ended_at > a.started_at)) >= %s
     """, limit)[0][0]
 
 
 def order_of(conn, key: str) -> list[int]:
-    return [r[0] for r in query(conn, "SELECT seq FROM group_runs WHERE key = %s ORDER BY started_at, id", key)]
+    return [r[0] for r in query(conn, "SELECT seq FROM group_test_runs WHERE key = %s ORDER BY started_at, id", key)]
 
 
 def states(conn) -> dict[str, int]:
@@ -87,10 +87,10 @@ def test_one_key_runs_one_at_a_time_in_order_while_keys_run_in_parallel(broker, 
     worker = dramatiq.Worker(broker, worker_threads=8, worker_timeout=100)
     worker.start()
     try:
-        wait_for(lambda: query(runs, "SELECT count(*) FROM group_runs WHERE key IN ('a', 'b') "
+        wait_for(lambda: query(runs, "SELECT count(*) FROM group_test_runs WHERE key IN ('a', 'b') "
                                      "AND ended_at IS NOT NULL")[0][0] == 40)
         # Then: the other keys finished while the slow key's head still runs, its others held.
-        assert query(runs, "SELECT count(*) FROM group_runs WHERE key = 'slow'")[0][0] == 1
+        assert query(runs, "SELECT count(*) FROM group_test_runs WHERE key = 'slow'")[0][0] == 1
         assert query(runs, "SELECT count(*) FROM citeq_messages WHERE state = 'held'")[0][0] == 19
         gate.set()
         broker.join(step.queue_name, timeout=30_000)
@@ -118,7 +118,7 @@ def test_group_concurrency_bounds_runs_per_key(broker, runs, db):
     worker = dramatiq.Worker(broker, worker_threads=8, worker_timeout=100)
     worker.start()
     try:
-        wait_for(lambda: query(runs, "SELECT count(*) FROM group_runs")[0][0] == 3)
+        wait_for(lambda: query(runs, "SELECT count(*) FROM group_test_runs")[0][0] == 3)
         # Then: 8 threads, but only 3 of the key start; the rest wait held.
         assert query(runs, "SELECT count(*) FROM citeq_messages WHERE state = 'held'")[0][0] == 7
         release.set()
@@ -127,7 +127,7 @@ def test_group_concurrency_bounds_runs_per_key(broker, runs, db):
         release.set()
         worker.stop()
     assert overlaps(runs, limit=3) == 0
-    assert query(runs, "SELECT count(*) FROM group_runs")[0][0] == 10
+    assert query(runs, "SELECT count(*) FROM group_test_runs")[0][0] == 10
 
 
 def test_messages_without_a_key_are_never_held(broker, runs, db):
@@ -149,7 +149,7 @@ def test_messages_without_a_key_are_never_held(broker, runs, db):
     worker = dramatiq.Worker(broker, worker_threads=8, worker_timeout=100)
     worker.start()
     try:
-        wait_for(lambda: query(runs, "SELECT count(*) FROM group_runs WHERE ended_at IS NOT NULL")[0][0] == 6)
+        wait_for(lambda: query(runs, "SELECT count(*) FROM group_test_runs WHERE ended_at IS NOT NULL")[0][0] == 6)
         assert query(runs, "SELECT count(*) FROM citeq_messages WHERE state = 'held'")[0][0] == 1
         gate.set()
         broker.join(step.queue_name, timeout=30_000)
@@ -259,7 +259,7 @@ def test_a_delayed_message_holds_its_keys_place(broker, runs, db):
         worker.stop()
     assert order_of(runs, "k") == [0, 1]
     # the other key did not wait for the delayed one
-    first = query(runs, "SELECT key FROM group_runs ORDER BY started_at, id LIMIT 1")[0][0]
+    first = query(runs, "SELECT key FROM group_test_runs ORDER BY started_at, id LIMIT 1")[0][0]
     assert first == "other"
 
 
@@ -396,8 +396,8 @@ def test_a_key_with_a_long_line_does_not_starve_a_key_with_one(broker, runs, db)
     worker = dramatiq.Worker(broker, worker_threads=4, worker_timeout=100)
     worker.start()
     try:
-        wait_for(lambda: query(runs, "SELECT count(*) FROM group_runs WHERE key = 'short'")[0][0] == 1)
-        done_long = query(runs, "SELECT count(*) FROM group_runs WHERE key = 'long'")[0][0]
+        wait_for(lambda: query(runs, "SELECT count(*) FROM group_test_runs WHERE key = 'short'")[0][0] == 1)
+        done_long = query(runs, "SELECT count(*) FROM group_test_runs WHERE key = 'long'")[0][0]
         broker.join(step.queue_name, timeout=60_000)
     finally:
         worker.stop()
