@@ -15,6 +15,7 @@ import logging
 import time
 from datetime import datetime
 
+import psycopg2.errors
 from dramatiq.message import Message
 
 from . import backoff, locks, sql
@@ -23,6 +24,9 @@ from .errors import DatabaseUnavailable
 from .settings import BrokerSettings
 
 logger = logging.getLogger(__name__)
+
+#: Longest the reaper's and the sweep's promotions wait for a group's lock (see promote_groups).
+PROMOTE_LOCK_TIMEOUT_MS = 1000
 
 
 class MessageStore:
@@ -174,24 +178,40 @@ class MessageStore:
             lease_seconds=self.settings.lease_seconds,
         )
 
-    def finish_grouped(self, acks, nacks, groups: list[tuple[str, str]]) -> list[tuple[str, int]]:
+    def finish_grouped(self, acks, nacks, groups: list[tuple[str, str]], *,
+                       lock_timeout_ms: int | None = None) -> list[tuple[str, int]]:
         """Write acks/nacks of grouped messages (fenced by lease token) and promote the next
         messages of ``groups`` (queue, key) — those of the finished messages and any others —
         in one transaction under the groups' locks; rows of (kind, id), kind one of acked,
-        nacked, promoted."""
+        nacked, promoted. ``lock_timeout_ms``: give up (psycopg2's LockNotAvailable) rather
+        than wait longer for a key's lock (raised as DatabaseUnavailable caused by it)."""
         params = self._finish_params(acks, nacks, groups)
         with self.connector.connection() as conn, conn.cursor() as cur:
-            cur.execute(locks.group_locks_text(cur, groups) + b";\n" + sql.statement_text(
+            timeout = b"" if lock_timeout_ms is None else cur.mogrify(
+                "SET LOCAL lock_timeout = %s;\n", (int(lock_timeout_ms),))
+            cur.execute(timeout + locks.group_locks_text(cur, groups) + b";\n" + sql.statement_text(
                 cur, "finish_grouped_messages", self.queries["finish_grouped_messages"], params))
             rows = cur.fetchall()
             _rejected_notices(conn)
             return rows
 
     def promote_groups(self, groups: list[tuple[str, str]], batch: int = 100) -> int:
-        """Let the next messages of these groups run where their keys have room; how many."""
+        """Let the next messages of these groups run where their keys have room; how many.
+
+        Called from the lease keeper's thread (the reaper, the sweep), which must not wait on
+        an application transaction that holds a key's lock while it sends (broker.bind): a
+        batch whose locks are not granted within PROMOTE_LOCK_TIMEOUT_MS is left to the next
+        sweep."""
         promoted = 0
         for i in range(0, len(groups), batch):
-            promoted += len(self.finish_grouped([], [], groups[i:i + batch]))
+            try:
+                promoted += len(self.finish_grouped([], [], groups[i:i + batch],
+                                                    lock_timeout_ms=PROMOTE_LOCK_TIMEOUT_MS))
+            except DatabaseUnavailable as exc:
+                if not isinstance(exc.__cause__, psycopg2.errors.LockNotAvailable):
+                    raise
+                logger.warning("message groups busy; promotion left to the next sweep",
+                               extra={"action": "groups_promotion_deferred", "groups": len(groups[i:i + batch])})
         return promoted
 
     def stalled_groups(self, limit: int = 1000) -> list[tuple[str, str]]:

@@ -545,3 +545,25 @@ def test_a_batch_send_decides_each_keys_messages_in_order(broker, runs, db):
     # two in flight a worker thread starts first is not ordered.
     assert query(runs, "SELECT count(*) FROM citeq_messages x JOIN citeq_messages y ON x.group_key = y.group_key "
                        "AND x.group_seq < y.group_seq WHERE y.started_at < x.started_at")[0][0] == 0
+
+
+def test_the_sweep_does_not_wait_on_a_transaction_holding_a_keys_lock(broker, runs, db):
+    """An application transaction that sent to a key holds the key's lock until it commits; the
+    sweep (on the lease keeper's thread, which also heartbeats) gives up on that key after its
+    lock timeout, and promotes it with a later sweep."""
+    @dramatiq.actor(group_by=lambda key: key)
+    def step(key):
+        pass
+
+    step.send("k")
+    step.send("k")
+    query(runs, "DELETE FROM citeq_messages WHERE state = 'queued'")  # a stalled key
+    holder = psycopg2.connect(db)
+    try:
+        with holder.cursor() as cur:
+            cur.execute(locks.group_lock_text(cur, step.queue_name, "k"))
+        assert broker.group_sweeper.run_once() == 0  # returns, after the lock timeout
+    finally:
+        holder.rollback()
+        holder.close()
+    assert broker.group_sweeper.run_once() == 1
