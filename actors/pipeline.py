@@ -7,6 +7,8 @@ the queue service's ``settle`` to the pipeline, which ends the job through it.
 
 from __future__ import annotations
 
+import os
+
 import dramatiq
 from periodiq import cron
 
@@ -23,6 +25,17 @@ from analysis.pipeline.providers.errors import ProviderBadResponse, ProviderUnav
 #: CITEQ_JUDGE_OUTAGE_SECONDS: a provider outage ends the job through
 #: ``pipeline.provider_failing`` before its messages dead-letter.
 JUDGE_RETRIES = 8
+#: Judge messages of one analysis in flight at once (issue 29): its judge messages form a
+#: message group keyed by the job, so a 20,000-citation analysis has at most this many
+#: claimable or running, and another analysis's judge messages queue behind those few, not
+#: behind its thousands (broker/groups.py). CITEQ_JUDGE_PER_ANALYSIS, read at import.
+JUDGE_PER_ANALYSIS = int(os.environ.get("CITEQ_JUDGE_PER_ANALYSIS", "8"))
+
+
+def _analysis_group(job_id: int, ordinal: int) -> str | None:
+    """The judge message's group: its analysis (none with CITEQ_JUDGE_PER_ANALYSIS=0, which
+    scripts/bench_fairness.py uses to measure without)."""
+    return f"analysis:{job_id}" if JUDGE_PER_ANALYSIS > 0 else None
 
 
 @dramatiq.actor(actor_name=uploads.PARSE_ACTOR, queue_name=uploads.PARSE_QUEUE, max_retries=3,
@@ -38,7 +51,8 @@ def _retry_provider_trouble(retries: int, exception: Exception) -> bool:
 
 
 @dramatiq.actor(actor_name=pipeline.JUDGE_ACTOR, queue_name=pipeline.JUDGE_QUEUE, retry_when=_retry_provider_trouble,
-                min_backoff=500, max_backoff=60_000, time_limit=5 * 60 * 1000)
+                min_backoff=500, max_backoff=60_000, time_limit=5 * 60 * 1000,
+                group_by=_analysis_group, group_concurrency=max(JUDGE_PER_ANALYSIS, 1))
 def judge_citation(job_id: int, ordinal: int) -> None:
     """Judge one citation of a running analysis; the last one completes the job."""
     pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle)

@@ -5,6 +5,7 @@
 """
 
 from .errors import (
+    InvalidGroupOption,
     CiteqBrokerError,
     ConfigurationError,
     DatabaseUnavailable,
@@ -21,6 +22,7 @@ __all__ = [
     "ConfigurationError",
     "DatabaseUnavailable",
     "DeadLettered",
+    "InvalidGroupOption",
     "MessageTooLarge",
     "PoolExhausted",
     "PostgresBroker",

@@ -1,4 +1,4 @@
-"""Operator views of the broker: queue statistics, live workers, dead letters."""
+"""Operator views of the broker: queue statistics, live workers, dead letters, message groups."""
 
 from __future__ import annotations
 
@@ -16,6 +16,31 @@ class QueueStats(BaseModel):
     running: int
     dead: int
     oldest_age_seconds: float  #: how long the oldest due message has waited
+
+
+class GroupStats(BaseModel):
+    """Message groups of one queue (issue 25)."""
+
+    queue_name: str
+    waiting_keys: int  #: keys with messages held behind their in-flight ones
+    held: int  #: messages held (waiting for their key's turn)
+    in_flight: int  #: grouped messages queued or running
+    busy_keys: int  #: keys with a message in flight
+    oldest_held_age_seconds: float  #: how long the oldest held message has waited since its send
+
+
+class GroupMessage(BaseModel):
+    """One unfinished message of a key, in the key's order."""
+
+    id: int
+    message_id: str
+    actor_name: str
+    state: str  #: running or queued (in flight), or held
+    group_seq: int  #: the key's order (a retry keeps its first send's place)
+    attempts: int
+    enqueued_at: datetime
+    eta: datetime
+    started_at: datetime | None
 
 
 class WorkerInfo(BaseModel):
@@ -46,6 +71,19 @@ def queue_stats(broker) -> list[QueueStats]:
     """Depth, delayed, running, dead and oldest age per queue (one query)."""
     cols = QueueStats.model_fields.keys()
     return [QueueStats(**dict(zip(cols, row))) for row in broker.store.queue_stats()]
+
+
+def group_stats(broker) -> list[GroupStats]:
+    """Per queue: keys waiting, messages held, grouped messages and keys in flight, the age of
+    the oldest held message (one query)."""
+    cols = GroupStats.model_fields.keys()
+    return [GroupStats(**dict(zip(cols, row))) for row in broker.store.group_stats()]
+
+
+def group_messages(broker, queue_name: str, group_key: str, limit: int = 100) -> list[GroupMessage]:
+    """One key's unfinished messages: in flight first, then held, in the key's order."""
+    cols = GroupMessage.model_fields.keys()
+    return [GroupMessage(**dict(zip(cols, row))) for row in broker.group_messages(queue_name, group_key, limit)]
 
 
 def workers(broker) -> list[WorkerInfo]:

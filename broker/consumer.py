@@ -65,6 +65,11 @@ class QueueState:
         self.acks: list[tuple[int, str]] = []
         #: (row id, lease token, reason, exception type path, exception args as JSON)
         self.nacks: list[tuple] = []
+        #: Acks and nacks of grouped messages, and their keys: written with the others, each
+        #: with the promotion of its key's next message under the key's lock (MessageStore.exchange).
+        self.group_acks: list[tuple[int, str]] = []
+        self.group_nacks: list[tuple] = []
+        self.group_keys: set[str] = set()
         #: Messages claimed by this process and not yet acked, nacked or requeued.
         self.outstanding = 0
         #: The leases this process holds: row id -> lease token of each message it claimed
@@ -149,12 +154,18 @@ class QueueState:
         """When the earliest delayed message this process knows of is due, or None."""
         return self.etas[0] if self.etas else None
 
-    def finish(self, ack: tuple[int, str] | None = None, nack: tuple | None = None) -> None:
+    def finish(self, ack: tuple[int, str] | None = None, nack: tuple | None = None,
+               group_key: str | None = None) -> None:
         with self.cond:
+            if group_key is not None:
+                self.group_keys.add(group_key)
+                acks, nacks = self.group_acks, self.group_nacks
+            else:
+                acks, nacks = self.acks, self.nacks
             if ack:
-                self.acks.append(ack)
+                acks.append(ack)
             if nack:
-                self.nacks.append(nack)
+                nacks.append(nack)
             if self.finished_since is None:
                 self.finished_since = time.monotonic()
             self.outstanding -= 1
@@ -166,6 +177,25 @@ class QueueState:
             self.acks, self.nacks = [], []
             self.finished_since = None
             return acks, nacks
+
+    def take_grouped(self) -> tuple[list[tuple[int, str]], list[tuple], set[str]]:
+        with self.cond:
+            taken = self.group_acks, self.group_nacks, self.group_keys
+            self.group_acks, self.group_nacks, self.group_keys = [], [], set()
+            return taken
+
+    def give_back_grouped(self, acks: list[tuple[int, str]], nacks: list[tuple], keys: set[str]) -> None:
+        with self.cond:
+            self.group_acks[:0] = acks
+            self.group_nacks[:0] = nacks
+            self.group_keys |= keys
+            if keys:
+                self.finished_since = time.monotonic()
+
+    @property
+    def finished_pending(self) -> bool:
+        """Acks or nacks gathered and not yet written (call with ``cond`` held)."""
+        return bool(self.acks or self.nacks or self.group_keys)
 
     def settle(self, written: Iterable[tuple], claimed: Iterable[LeasedMessage] = ()) -> None:
         """Acks, nacks or requeues of ``written`` reached the database (accepted, or refused
@@ -212,7 +242,7 @@ class QueueState:
                 now = time.monotonic()
                 if self.due_at is not None and self.due_at <= now:
                     break  # an eta was reached: claim it
-                if (self.acks or self.nacks) and self.due(prefetch, low_water):
+                if self.finished_pending and self.due(prefetch, low_water):
                     break
                 room = prefetch - self.outstanding
                 if room > 0 and self.waiting:
@@ -274,11 +304,12 @@ class PostgresConsumer(Consumer):
         return hold, hold // 2
 
     def ack(self, message: LeasedMessage) -> None:
-        self.state.finish(ack=(message.row_id, message.lease_token))
+        self.state.finish(ack=(message.row_id, message.lease_token), group_key=message.options.get("group_key"))
 
     def nack(self, message: LeasedMessage) -> None:
         exc_type, exc_args = failures.describe(message._exception)
-        self.state.finish(nack=(message.row_id, message.lease_token, failure_reason(message), exc_type, exc_args))
+        self.state.finish(nack=(message.row_id, message.lease_token, failure_reason(message), exc_type, exc_args),
+                          group_key=message.options.get("group_key"))
 
     def requeue(self, messages: Iterable[LeasedMessage]) -> None:
         messages = list(messages)
@@ -325,7 +356,7 @@ class PostgresConsumer(Consumer):
         hold, low_water = self.window()
         with self.state.cond:
             room = max(hold - self.state.outstanding, 0)  # acks already freed their slots
-            pending = bool(self.state.acks or self.state.nacks)
+            pending = self.state.finished_pending
             due = self.state.due(hold, low_water)
         if due and (room or pending):
             marks = self.state.marks()
@@ -340,20 +371,23 @@ class PostgresConsumer(Consumer):
         return None
 
     def _exchange(self, limit: int) -> list[LeasedMessage]:
+        g_acks, g_nacks, keys = grouped = self.state.take_grouped()
         acks, nacks = self.state.take_finished()
         try:
-            claimed, finished = self.broker.exchange(self.queue_name, acks, nacks, limit)
+            claimed, finished = self.broker.exchange(self.queue_name, acks, nacks, limit, grouped if keys else None)
         except dramatiq.errors.BrokerConnectionError:
             # Acks and nacks are written again with the next step. Whatever this claim took
             # in the database if it committed unseen is left to its leases running out.
             self.state.give_back(acks, nacks)
+            self.state.give_back_grouped(g_acks, g_nacks, keys)
             raise
-        self.state.settle([*acks, *nacks], claimed)
+        self.state.settle([*acks, *nacks, *g_acks, *g_nacks], claimed)
         now = time.monotonic()
         elapsed, self._last_exchange = now - self._last_exchange, now
+        finished_here = len(acks) + len(nacks) + len(g_acks) + len(g_nacks)
         if elapsed > 0:
-            self.rate = 0.7 * self.rate + 0.3 * (len(acks) + len(nacks)) / elapsed
-        rejected = len(acks) + len(nacks) - finished
+            self.rate = 0.7 * self.rate + 0.3 * finished_here / elapsed
+        rejected = finished_here - finished
         if rejected:
             self.state.rejected += rejected
             logger.warning(

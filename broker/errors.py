@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dramatiq.errors
+from dramatiq.middleware import MiddlewareError
 
 
 class CiteqBrokerError(dramatiq.errors.BrokerError):
@@ -31,3 +32,9 @@ class PoolExhausted(dramatiq.errors.BrokerConnectionError):
 
 class DatabaseUnavailable(dramatiq.errors.BrokerConnectionError):
     """The database could not be reached or the connection broke."""
+
+
+class InvalidGroupOption(MiddlewareError, ValueError):
+    """A message-group option is invalid: group_by must be callable, group_concurrency an int
+    >= 1, a group key a non-empty str or None. (A MiddlewareError, so that Dramatiq raises it
+    to the caller instead of logging it.)"""

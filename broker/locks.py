@@ -52,3 +52,25 @@ def xact_lock_many_text(cursor, scope: str, identities: Sequence[object]) -> byt
     """
     names = sorted({lock_name(scope, i) for i in identities})
     return sql.statement_text(cursor, "xact_lock_many", _XACT_LOCK_MANY, {"names": names}, prepare=True)
+
+
+#: The scope of a message group's lock (issue 25): ``message_group:<queue>:<key>``. Every
+#: send of a grouped message and every promotion of a key's next message takes it, through
+#: the two helpers below and nowhere else.
+GROUP_SCOPE = "message_group"
+
+
+def group_identity(queue_name: str, group_key: str) -> str:
+    """The identity of one group's lock: its queue and its key (a queue name has no ':')."""
+    return f"{queue_name}:{group_key}"
+
+
+def group_lock_text(cursor, queue_name: str, group_key: str) -> bytes:
+    """The statement that takes one group's transaction-level lock, to send ahead of the
+    statement that needs it (see :func:`xact_lock_text`)."""
+    return xact_lock_text(cursor, GROUP_SCOPE, group_identity(queue_name, group_key))
+
+
+def group_locks_text(cursor, groups: Sequence[tuple[str, str]]) -> bytes:
+    """The locks of several groups (queue, key), in the one order every caller uses."""
+    return xact_lock_many_text(cursor, GROUP_SCOPE, [group_identity(q, k) for q, k in groups])

@@ -9,8 +9,8 @@
 * :class:`LeaseKeeper` renews this process's leases (those its consumers know they
   claimed, by lease token, not every row under its name) and its row in ``citeq_workers``
   (every ``heartbeat_interval``), re-queues expired leases of dead workers (or
-  dead-letters them after ``max_deliveries``), and prunes finished messages and expired
-  results. (It was called ``Heartbeat``, which said only the first of these.)
+  dead-letters them after ``max_deliveries``), sweeps for stalled message groups, and
+  prunes finished messages and expired results. (It was called ``Heartbeat``, which said only the first of these.)
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ from . import backoff
 from .pool import BROKEN
 
 logger = logging.getLogger(__name__)
+
+#: How often each consuming process sweeps for stalled message groups (broker/groups.py).
+GROUP_SWEEP_SECONDS = 5.0
 
 #: The LISTEN channel, a constant identifier (the only SQL text not in queries.sql).
 CHANNEL = "citeq_wakeup"
@@ -99,11 +102,14 @@ class LeaseKeeper(threading.Thread):
 
     def run(self) -> None:
         settings = self.broker.settings
-        next_prune = 0.0
+        next_prune = next_sweep = 0.0
         while not self.stopping.is_set():
             try:
                 self.renew()
                 self.broker.reap()
+                if time.monotonic() >= next_sweep:
+                    self.broker.group_sweeper.run_once()
+                    next_sweep = time.monotonic() + GROUP_SWEEP_SECONDS
                 if time.monotonic() >= next_prune:
                     self.broker.prune()
                     next_prune = time.monotonic() + 30

@@ -44,6 +44,7 @@ from .connector import Connector
 from .consumer import LeasedMessage, PostgresConsumer, QueueState
 from .errors import MessageTooLarge
 from .failures import dead_letter_exception
+from .groups import CONCURRENCY_OPTION, KEY_OPTION, GroupSweeper, MessageGroups
 from .maintenance import LeaseKeeper, Listener
 from .periodic import PeriodicDedupe
 from .pool import Pool
@@ -75,10 +76,13 @@ class PostgresBroker(dramatiq.Broker):
         self.connector = Connector(self.settings, self.queries)
         #: Every statement on the messages table (broker/store.py).
         self.store = MessageStore(self.connector, self.settings)
+        #: The backstop of message groups' promotions (broker/groups.py); the lease keeper runs it.
+        self.group_sweeper = GroupSweeper(self.store)
         if middleware is None:
             middleware = [m() for m in default_middleware] + [
                 *_periodiq_middleware(),
                 PeriodicDedupe(),
+                MessageGroups(),
                 MigrateAtBoot(),
             ]
         super().__init__(middleware=middleware)
@@ -227,6 +231,8 @@ class PostgresBroker(dramatiq.Broker):
             # A retry re-sends the same message (key included): it must not collide with itself.
             "idempotency_key": None if message.options.get("retries") else message.options.get("idempotency_key"),
             "priority": self._priority(message),
+            "group_key": message.options.get(KEY_OPTION),
+            "group_limit": message.options.get(CONCURRENCY_OPTION, 1),
         }
         committed = self.connector.bound()[0] is None  # else it commits with the caller's transaction
         existing = self.store.insert(params)
@@ -256,26 +262,36 @@ class PostgresBroker(dramatiq.Broker):
         return int(actor.priority) if actor is not None else 0
 
     def enqueue_many(self, messages: Sequence[Message], *, delay: int | None = None) -> list[Message]:
-        """Send many messages in one statement (no idempotency keys): the batch API."""
+        """Send many messages in one round trip (no idempotency keys): the batch API. Messages
+        of groups go in a statement of their own, after their keys' locks, in their order."""
         for m in messages:
             if q_name(m.queue_name) not in self.queues:
                 raise QueueNotFound(m.queue_name)
             self.emit_before("enqueue", m, delay)
-        payloads = [self._encode(m) for m in messages]
-        params = {
-            "message_ids": [m.message_id for m in messages],
-            "queue_names": [q_name(m.queue_name) for m in messages],
-            "actor_names": [m.actor_name for m in messages],
-            "payloads": payloads,
-            "delays_ms": [max(int(delay or 0), 0)] * len(messages),
-            "priorities": [self._priority(m) for m in messages],
-        }
-        committed = self.store.insert_many(params)
+        delay_ms = max(int(delay or 0), 0)
+        plain = [m for m in messages if m.options.get(KEY_OPTION) is None]
+        keyed = [m for m in messages if m.options.get(KEY_OPTION) is not None]
+        grouped = None
+        if keyed:
+            grouped = self._batch_params(keyed, delay_ms)
+            grouped["group_keys"] = [m.options[KEY_OPTION] for m in keyed]
+            grouped["group_limits"] = [m.options.get(CONCURRENCY_OPTION, 1) for m in keyed]
+        committed = self.store.insert_many(self._batch_params(plain, delay_ms), grouped)
         for queue_name in {q_name(m.queue_name) for m in messages}:
-            self._wake_local(queue_name, params["delays_ms"][0] if messages else 0, committed)
+            self._wake_local(queue_name, delay_ms, committed)
         for m in messages:
             self.emit_after("enqueue", m, delay)
         return list(messages)
+
+    def _batch_params(self, messages: Sequence[Message], delay_ms: int) -> dict:
+        return {
+            "message_ids": [m.message_id for m in messages],
+            "queue_names": [q_name(m.queue_name) for m in messages],
+            "actor_names": [m.actor_name for m in messages],
+            "payloads": [self._encode(m) for m in messages],
+            "delays_ms": [delay_ms] * len(messages),
+            "priorities": [self._priority(m) for m in messages],
+        }
 
     # -- consuming ---------------------------------------------------------------------
 
@@ -307,11 +323,14 @@ class PostgresBroker(dramatiq.Broker):
                 self._lease_keeper = LeaseKeeper(self)
                 self._lease_keeper.start()
 
-    def exchange(self, queue_name: str, acks, nacks, limit: int) -> tuple[list[LeasedMessage], int]:
-        """Write acks/nacks and claim up to ``limit`` messages; return (claimed, finished count)."""
-        rows = self.store.exchange(queue_name, acks, nacks, limit, self.worker_id)
+    def exchange(self, queue_name: str, acks, nacks, limit: int,
+                 grouped: tuple | None = None) -> tuple[list[LeasedMessage], int]:
+        """Write acks/nacks and claim up to ``limit`` messages; return (claimed, finished count).
+        ``grouped``: (acks, nacks, keys) of grouped messages, finished with their keys'
+        promotions under the keys' locks in the same round trip (MessageStore.exchange)."""
+        rows, rejected = self.store.exchange(queue_name, acks, nacks, limit, self.worker_id, grouped)
         claimed = []
-        finished = 0
+        finished = 0 if grouped is None else len(grouped[0]) + len(grouped[1]) - rejected
         for kind, row_id, token, payload, _, _ in rows:
             if kind != "claimed":
                 finished += 1
@@ -323,6 +342,21 @@ class PostgresBroker(dramatiq.Broker):
                 with self.queue_state(queue_name).cond:
                     self.queue_state(queue_name).outstanding -= 1
         return claimed, finished
+
+    def finish_grouped(self, queue_name: str, acks, nacks, keys: set[str]) -> int:
+        """Write acks/nacks of grouped messages and promote their keys' next messages, under
+        the keys' locks, in one transaction; how many acks/nacks the database accepted."""
+        rows = self.store.finish_grouped(acks, nacks, [(queue_name, k) for k in sorted(keys)])
+        return sum(1 for kind, _ in rows if kind != "promoted")
+
+    def group_stats(self) -> list[tuple]:
+        """Per queue: keys waiting, messages held, grouped messages in flight, keys in flight,
+        age of the oldest held message (seconds)."""
+        return self.store.group_stats()
+
+    def group_messages(self, queue_name: str, group_key: str, limit: int = 100) -> list[tuple]:
+        """One key's unfinished messages, in flight first, then held in their order."""
+        return self.store.group_messages(q_name(queue_name), group_key, limit)
 
     def next_eta(self, queue_name: str) -> float | None:
         """Seconds until the queue's earliest delayed message is due, or None."""

@@ -56,6 +56,92 @@ SELECT CASE WHEN due AND NOT EXISTS (SELECT 1 FROM citeq_messages m
             END
 FROM queues;
 
+-- insert_grouped_message --
+-- Enqueue one message of a group, sent right after the key's advisory lock in the same
+-- transaction: born 'queued' when its key has nothing held and fewer than its limit in
+-- flight, else 'held' behind them. A retry (the same message_id already in the key) keeps
+-- its first send's place in the key's order, ahead of every message sent after it, so the
+-- key's next promotion picks it first. A message born 'queued' wakes its queue as
+-- insert_message decides it; a held one wakes nobody (its promotion will).
+-- @prepared
+WITH inserted AS (
+    INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, idempotency_key, priority,
+                                state, group_key, group_limit, group_seq)
+    SELECT %(message_id)s, %(queue_name)s, %(actor_name)s, %(payload)s,
+           now() + %(delay_ms)s * interval '1 millisecond', %(idempotency_key)s, %(priority)s,
+           CASE WHEN EXISTS (SELECT 1 FROM citeq_messages
+                             WHERE state = 'held' AND queue_name = %(queue_name)s AND group_key = %(group_key)s)
+                  OR (SELECT count(*) FROM (
+                          SELECT 1 FROM citeq_messages
+                          WHERE state IN ('queued', 'running') AND group_key IS NOT NULL
+                            AND queue_name = %(queue_name)s AND group_key = %(group_key)s
+                          LIMIT %(group_limit)s) AS f) >= %(group_limit)s
+                THEN 'held' ELSE 'queued' END::citeq_message_state,
+           %(group_key)s, %(group_limit)s,
+           coalesce((SELECT min(group_seq) FROM citeq_messages
+                     WHERE message_id = %(message_id)s AND queue_name = %(queue_name)s
+                       AND group_key = %(group_key)s),
+                    nextval('citeq_group_seq'))
+    ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING id, queue_name, eta, state
+)
+SELECT id,
+       CASE WHEN state <> 'queued' THEN NULL
+            WHEN eta > now()
+            THEN pg_notify('citeq_wakeup',
+                           queue_name || ' ' || greatest(extract(epoch FROM eta - clock_timestamp()), 0)::text)
+            WHEN NOT EXISTS (SELECT 1 FROM citeq_messages m
+                             WHERE m.state = 'queued' AND m.queue_name = inserted.queue_name AND m.eta <= now())
+            THEN pg_notify('citeq_wakeup', queue_name) END
+FROM inserted;
+
+-- insert_grouped_messages --
+-- Enqueue many messages of groups in one statement (the batch API), sent right after the
+-- locks of all their keys: per key, in the batch's order, as many are born 'queued' as the
+-- key has room for (none when it has held messages already), the rest 'held' behind them.
+-- Wakes each queue with a message born 'queued' once, as insert_messages decides it.
+-- @prepared
+WITH m AS (
+    SELECT * FROM unnest(%(message_ids)s::text[], %(queue_names)s::text[], %(actor_names)s::text[],
+                         %(payloads)s::bytea[], %(delays_ms)s::bigint[], %(priorities)s::int[],
+                         %(group_keys)s::text[], %(group_limits)s::int[])
+         WITH ORDINALITY AS m(message_id, queue_name, actor_name, payload, delay_ms, priority,
+                              group_key, group_limit, ord)
+), k AS (
+    SELECT d.queue_name, d.group_key,
+           EXISTS (SELECT 1 FROM citeq_messages h WHERE h.state = 'held' AND h.queue_name = d.queue_name
+                   AND h.group_key = d.group_key) AS held,
+           (SELECT count(*) FROM citeq_messages f WHERE f.state IN ('queued', 'running')
+                   AND f.group_key IS NOT NULL AND f.queue_name = d.queue_name
+                   AND f.group_key = d.group_key) AS busy
+    FROM (SELECT DISTINCT queue_name, group_key FROM m) AS d
+), ranked AS (
+    SELECT m.*, k.held, k.busy,
+           row_number() OVER (PARTITION BY m.queue_name, m.group_key ORDER BY m.ord) AS place
+    FROM m JOIN k USING (queue_name, group_key)
+), inserted AS (
+    INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, priority,
+                                state, group_key, group_limit, group_seq)
+    SELECT r.message_id, r.queue_name, r.actor_name, r.payload, now() + r.delay_ms * interval '1 millisecond',
+           r.priority,
+           CASE WHEN r.held OR r.place > r.group_limit - r.busy THEN 'held' ELSE 'queued' END::citeq_message_state,
+           r.group_key, r.group_limit, nextval('citeq_group_seq')
+    FROM (SELECT * FROM ranked ORDER BY ord) AS r
+    RETURNING queue_name, eta, state
+), queues AS (
+    SELECT queue_name, bool_or(eta <= now()) AS due, min(eta) FILTER (WHERE eta > now()) AS next_eta
+    FROM inserted WHERE state = 'queued' GROUP BY queue_name
+)
+SELECT CASE WHEN due AND NOT EXISTS (SELECT 1 FROM citeq_messages m
+                                     WHERE m.state = 'queued' AND m.queue_name = queues.queue_name
+                                       AND m.eta <= now())
+            THEN pg_notify('citeq_wakeup', queue_name) END,
+       CASE WHEN next_eta IS NOT NULL
+            THEN pg_notify('citeq_wakeup',
+                           queue_name || ' ' || greatest(extract(epoch FROM next_eta - clock_timestamp()), 0)::text)
+            END
+FROM queues;
+
 -- get_message_by_idempotency_key --
 -- The message that first claimed an idempotency key.
 SELECT payload FROM citeq_messages WHERE idempotency_key = %(idempotency_key)s;
@@ -132,6 +218,131 @@ FROM finished
 UNION ALL SELECT 'claimed', id, lease_token::text, payload, priority, eta FROM claimed
 -- The claim's own order: the worker hands them to its threads in this order.
 ORDER BY 5, 6, 2;
+
+-- finish_grouped_messages --
+-- Acks and nacks of grouped messages, and the promotion of their keys' next messages, in
+-- one statement sent right after the advisory locks of the keys (broker/locks.py), so the
+-- finish and the promotion commit together under the lock. %(queues)s/%(keys)s name more
+-- keys to promote (a sweep, a reaped dead letter, a retried one) without finishing anything.
+--
+-- All parts read one snapshot, taken after the locks were granted: a key's in-flight count
+-- is what it had, less the messages finished here. Under the key's lock no one else can
+-- raise that count (sends and promotions of the key take the lock); others can only lower
+-- it (a reaper's dead letter), which makes this promote fewer, never more — the sweep
+-- catches up. Finished rows are locked before they are counted (a reaper that re-queues one
+-- meanwhile wins, and it is neither finished nor subtracted). Acks and nacks are fenced by
+-- lease token as in exchange_messages: a zombie's late ack finishes and promotes nothing.
+-- @prepared
+SET LOCAL synchronous_commit = off;
+WITH done AS (
+    SELECT a.id, a.token, NULL::text AS reason, NULL::text AS exc_type, NULL::jsonb AS exc_args, true AS acked
+    FROM unnest(%(ack_ids)s::bigint[], %(ack_tokens)s::uuid[]) AS a(id, token)
+    UNION ALL
+    SELECT n.id, n.token, n.reason, n.exc_type, n.exc_args, false
+    FROM unnest(%(nack_ids)s::bigint[], %(nack_tokens)s::uuid[], %(nack_reasons)s::text[],
+                %(nack_exc_types)s::text[], %(nack_exc_args)s::jsonb[])
+         AS n(id, token, reason, exc_type, exc_args)
+), locked AS (
+    SELECT m.id FROM citeq_messages m
+    WHERE m.id = ANY (ARRAY(SELECT id FROM done)) AND m.state = 'running'
+    ORDER BY m.id
+    FOR UPDATE
+), finished AS (
+    UPDATE citeq_messages m
+    SET state = CASE WHEN d.acked THEN 'done' ELSE 'dead' END::citeq_message_state,
+        finished_at = now(), lease_expires_at = NULL,
+        dead_reason = d.reason, dead_exception = d.exc_type, dead_exception_args = d.exc_args,
+        worker_id = CASE WHEN d.acked THEN m.worker_id END,
+        lease_token = CASE WHEN d.acked THEN m.lease_token END
+    FROM done d
+    WHERE m.id = d.id AND m.lease_token = d.token AND m.state = 'running'
+      AND m.id = ANY (ARRAY(SELECT id FROM locked))
+    RETURNING m.id, d.acked, m.queue_name, m.group_key
+), keys AS (
+    SELECT queue_name, group_key, count(*) AS freed FROM finished WHERE group_key IS NOT NULL
+    GROUP BY queue_name, group_key
+    UNION ALL
+    SELECT k.queue_name, k.group_key, 0 FROM unnest(%(queues)s::text[], %(keys)s::text[]) AS k(queue_name, group_key)
+), free AS (
+    SELECT k.queue_name, k.group_key, sum(k.freed)::bigint AS freed FROM keys k GROUP BY k.queue_name, k.group_key
+), heads AS (
+    SELECT h.id
+    FROM free f
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS n FROM citeq_messages m
+        WHERE m.state IN ('queued', 'running') AND m.group_key IS NOT NULL
+          AND m.queue_name = f.queue_name AND m.group_key = f.group_key) AS busy
+    CROSS JOIN LATERAL (
+        SELECT h.id FROM citeq_messages h
+        WHERE h.state = 'held' AND h.queue_name = f.queue_name AND h.group_key = f.group_key
+        ORDER BY h.group_seq, h.id
+        LIMIT greatest(coalesce((SELECT h1.group_limit FROM citeq_messages h1
+                                 WHERE h1.state = 'held' AND h1.queue_name = f.queue_name
+                                   AND h1.group_key = f.group_key
+                                 ORDER BY h1.group_seq, h1.id LIMIT 1), 0)
+                       - (busy.n - f.freed), 0)
+    ) AS h
+), promoted AS (
+    UPDATE citeq_messages m SET state = 'queued'
+    WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state = 'held'
+    RETURNING m.id
+), rejected AS (
+    -- a NOTICE when the fence refused some (read by MessageStore.exchange, see schema/0022)
+    SELECT citeq_grouped_acks_rejected((SELECT count(*) FROM done) - (SELECT count(*) FROM finished)) AS n
+)
+SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id FROM finished
+WHERE (SELECT n FROM rejected) IS NOT NULL
+UNION ALL SELECT 'promoted', id FROM promoted;
+
+-- grouped_keys_of --
+-- The keys of some messages (those a reaper just dead-lettered), to promote their next.
+SELECT DISTINCT queue_name, group_key FROM citeq_messages
+WHERE id = ANY (%(ids)s::bigint[]) AND group_key IS NOT NULL
+ORDER BY 1, 2;
+
+-- stalled_groups --
+-- Keys whose head is held while the key has room in flight: a promotion was lost (a crash
+-- between a finish and its promotion cannot happen, they are one statement; but a dead
+-- letter of the reaper, of an undecodable payload or a purge frees a key without one).
+-- The sweep promotes them; the statement re-checks under the lock.
+SELECT h.queue_name, h.group_key
+FROM (SELECT DISTINCT ON (queue_name, group_key) queue_name, group_key, group_limit
+      FROM citeq_messages WHERE state = 'held'
+      ORDER BY queue_name, group_key, group_seq, id) AS h
+WHERE (SELECT count(*) FROM citeq_messages m
+       WHERE m.state IN ('queued', 'running') AND m.group_key IS NOT NULL
+         AND m.queue_name = h.queue_name AND m.group_key = h.group_key) < h.group_limit
+ORDER BY 1, 2
+LIMIT %(limit)s;
+
+-- group_stats --
+-- Per queue: keys with waiting (held) messages, messages held, grouped messages in flight,
+-- keys in flight, and the age of the oldest held head (seconds since it was sent).
+WITH held AS (
+    SELECT queue_name, count(DISTINCT group_key) AS waiting_keys, count(*) AS held,
+           min(enqueued_at) AS oldest
+    FROM citeq_messages WHERE state = 'held' GROUP BY queue_name
+), flight AS (
+    SELECT queue_name, count(*) AS in_flight, count(DISTINCT group_key) AS busy_keys
+    FROM citeq_messages WHERE state IN ('queued', 'running') AND group_key IS NOT NULL
+    GROUP BY queue_name
+)
+SELECT queue_name,
+       coalesce(h.waiting_keys, 0)::int AS waiting_keys,
+       coalesce(h.held, 0)::int AS held,
+       coalesce(f.in_flight, 0)::int AS in_flight,
+       coalesce(f.busy_keys, 0)::int AS busy_keys,
+       coalesce(extract(epoch FROM now() - h.oldest), 0)::float8 AS oldest_held_age_seconds
+FROM held h FULL JOIN flight f USING (queue_name)
+ORDER BY queue_name;
+
+-- group_messages --
+-- One key's messages not yet finished, in its order: in flight first, then held.
+SELECT id, message_id, actor_name, state::text, group_seq, attempts, enqueued_at, eta, started_at
+FROM citeq_messages
+WHERE queue_name = %(queue_name)s AND group_key = %(group_key)s AND state IN ('held', 'queued', 'running')
+ORDER BY state <> 'held' DESC, group_seq, id
+LIMIT %(limit)s;
 
 -- next_eta --
 -- Seconds until the earliest delayed message of a queue is due (NULL: none); an idle
@@ -334,7 +545,8 @@ LIMIT %(limit)s;
 -- Messages of a queue still to run (join waits for zero): queued and running counted
 -- apart, each from its state's partial index (see queue_stats).
 SELECT ((SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s AND state = 'queued')
-        + (SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s AND state = 'running'))::int;
+        + (SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s AND state = 'running')
+        + (SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s AND state = 'held'))::int;
 
 -- database_now --
 -- The database's clock (join compares against it, never against the client's).
@@ -349,8 +561,8 @@ WHERE queue_name = %(queue_name)s AND state = 'dead' AND finished_at >= %(since)
 ORDER BY finished_at, id LIMIT 1;
 
 -- flush_queue --
--- Drop a queue's waiting messages.
-DELETE FROM citeq_messages WHERE queue_name = %(queue_name)s AND state = 'queued';
+-- Drop a queue's waiting messages (held ones of groups too).
+DELETE FROM citeq_messages WHERE queue_name = %(queue_name)s AND state IN ('queued', 'held');
 
 -- list_dead_letters --
 -- Dead letters, newest first, optionally of one queue.
@@ -371,6 +583,8 @@ FOR UPDATE;
 
 -- retry_dead_letters --
 -- Put dead letters back on their queue with fresh deliveries and their given payloads.
+-- One of a group goes back held, in its old place: the promotion that follows (under the
+-- key's lock, MessageStore.retry_dead_letters) lets it run when its key has room.
 -- The failure is counted into citeq_queue_history first (it happened, whatever comes next).
 WITH letters AS (
     SELECT id, queue_name, finished_at FROM citeq_messages
@@ -381,11 +595,11 @@ WITH letters AS (
     ON CONFLICT (queue_name, minute) DO UPDATE SET failed = h.failed + excluded.failed
 )
 UPDATE citeq_messages m
-SET state = 'queued', attempts = 0, eta = now(), dead_reason = NULL, finished_at = NULL,
+SET state = CASE WHEN m.group_key IS NULL THEN 'queued' ELSE 'held' END::citeq_message_state, attempts = 0, eta = now(), dead_reason = NULL, finished_at = NULL,
     started_at = NULL, payload = r.payload, dead_exception = NULL, dead_exception_args = NULL
 FROM unnest(%(ids)s::bigint[], %(payloads)s::bytea[]) AS r(id, payload)
 WHERE m.id = r.id AND m.state = 'dead'
-RETURNING m.id;
+RETURNING m.id, m.queue_name, m.group_key;
 
 -- purge_dead_letters --
 -- Delete dead letters (all of a queue, or given ids).

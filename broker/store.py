@@ -15,14 +15,18 @@ import logging
 import time
 from datetime import datetime
 
+import psycopg2.errors
 from dramatiq.message import Message
 
-from . import backoff, sql
+from . import backoff, locks, sql
 from .connector import Connector
 from .errors import DatabaseUnavailable
 from .settings import BrokerSettings
 
 logger = logging.getLogger(__name__)
+
+#: Longest the reaper's and the sweep's promotions wait for a group's lock (see promote_groups).
+PROMOTE_LOCK_TIMEOUT_MS = 1000
 
 
 class MessageStore:
@@ -40,8 +44,8 @@ class MessageStore:
         bound, tx = self.connector.bound()
         if tx is not None and params["idempotency_key"] is None:
             with bound.cursor() as cur:
-                self.connector.execute_at_commit(
-                    cur, sql.statement_text(cur, "insert_message", self.queries["insert_message"], params))
+                for statement in self._insert_statements(cur, params):
+                    self.connector.execute_at_commit(cur, statement)
             return None
         if bound is not None:
             return self._insert_on(bound, params)
@@ -74,9 +78,19 @@ class MessageStore:
                     "action": "send_retried", "idempotency_key": params["idempotency_key"]})
                 time.sleep(delay)
 
+    def _insert_statements(self, cur, params: dict) -> list[bytes]:
+        """The statements of one send: the insert; for a grouped message, the key's lock
+        first, held until the transaction ends (the commit of the caller's, or of this
+        round trip's implicit one), so the send sees every earlier send and finish of its key."""
+        if params.get("group_key") is None:
+            return [sql.statement_text(cur, "insert_message", self.queries["insert_message"], params)]
+        return [locks.group_lock_text(cur, params["queue_name"], params["group_key"]),
+                sql.statement_text(cur, "insert_grouped_message", self.queries["insert_grouped_message"], params)]
+
     def _insert_on(self, conn, params: dict) -> Message | None:
         with conn.cursor() as cur:
-            sql.execute(cur, "insert_message", self.queries["insert_message"], params)
+            # One round trip; in autocommit mode its statements are one implicit transaction.
+            cur.execute(b";\n".join(self._insert_statements(cur, params)))
             if cur.fetchone() is not None:
                 return None
             cur.execute(self.queries["get_message_by_idempotency_key"], params)
@@ -85,25 +99,72 @@ class MessageStore:
             raise DatabaseUnavailable("idempotency key conflict could not be resolved; retry the send")
         return Message.decode(bytes(row[0]))
 
-    def insert_many(self, params: dict) -> bool:
-        """Insert many messages in one statement (no idempotency keys). True when they are
-        committed now, False when they commit with the caller's transaction."""
-        bound, _ = self.connector.bound()
+    def insert_many(self, params: dict, grouped: dict | None = None) -> bool:
+        """Insert many messages in one statement (no idempotency keys); ``grouped``: messages of
+        groups, in a second statement after their keys' locks, in the same transaction. True
+        when they are committed now, False when they commit with the caller's transaction."""
+        bound, tx = self.connector.bound()
         if bound is None:
-            self.connector.execute("insert_messages", **params)
+            if grouped is None:
+                self.connector.execute("insert_messages", **params)
+                return True
+            with self.connector.connection() as conn, conn.cursor() as cur:
+                # One round trip; in autocommit mode its statements are one implicit transaction.
+                cur.execute(b";\n".join(self._insert_many_statements(cur, params, grouped)))
             return True
         with bound.cursor() as cur:
-            self.connector.execute_at_commit(
-                cur, sql.statement_text(cur, "insert_messages", self.queries["insert_messages"], params))
+            for statement in self._insert_many_statements(cur, params, grouped):
+                self.connector.execute_at_commit(cur, statement)
         return False
+
+    def _insert_many_statements(self, cur, params: dict, grouped: dict | None) -> list[bytes]:
+        statements = []
+        if params["message_ids"]:
+            statements.append(sql.statement_text(cur, "insert_messages", self.queries["insert_messages"], params))
+        if grouped is not None:
+            groups = sorted(set(zip(grouped["queue_names"], grouped["group_keys"])))
+            statements += [locks.group_locks_text(cur, groups),
+                           sql.statement_text(cur, "insert_grouped_messages",
+                                              self.queries["insert_grouped_messages"], grouped)]
+        return statements
 
     # -- consuming -------------------------------------------------------------------------
 
-    def exchange(self, queue_name: str, acks, nacks, limit: int, worker_id: str) -> list[tuple]:
+    def exchange(self, queue_name: str, acks, nacks, limit: int, worker_id: str,
+                 grouped: tuple | None = None) -> tuple[list[tuple], int]:
         """Write acks/nacks (fenced by lease token) and claim up to ``limit`` messages, in one
-        statement; rows of (kind, id, token, payload, …)."""
-        return self.connector.execute(
-            "exchange_messages",
+        statement; rows of (kind, id, token, payload, …). With ``grouped`` (acks, nacks and
+        keys of grouped messages): those are finished first, their keys' next messages
+        promoted under the keys' locks, all in the same round trip and transaction (so the
+        claim may take what was promoted); and how many of them the fence refused."""
+        params = self._exchange_params(queue_name, acks, nacks, limit, worker_id)
+        if grouped is None or not grouped[2]:
+            return self.connector.execute("exchange_messages", **params), 0
+        g_acks, g_nacks, keys = grouped
+        groups = [(queue_name, k) for k in sorted(keys)]
+        with self.connector.connection() as conn, conn.cursor() as cur:
+            cur.execute(b";\n".join([
+                locks.group_locks_text(cur, groups),
+                sql.statement_text(cur, "finish_grouped_messages", self.queries["finish_grouped_messages"],
+                                   self._finish_params(g_acks, g_nacks, groups)),
+                sql.statement_text(cur, "exchange_messages", self.queries["exchange_messages"], params),
+            ]))
+            rows = cur.fetchall()
+            rejected = _rejected_notices(conn)
+        return rows, rejected
+
+    @staticmethod
+    def _finish_params(acks, nacks, groups) -> dict:
+        return {
+            "ack_ids": [a[0] for a in acks], "ack_tokens": [a[1] for a in acks],
+            "nack_ids": [n[0] for n in nacks], "nack_tokens": [n[1] for n in nacks],
+            "nack_reasons": [n[2] for n in nacks], "nack_exc_types": [n[3] for n in nacks],
+            "nack_exc_args": [n[4] for n in nacks],
+            "queues": [g[0] for g in groups], "keys": [g[1] for g in groups],
+        }
+
+    def _exchange_params(self, queue_name: str, acks, nacks, limit: int, worker_id: str) -> dict:
+        return dict(
             ack_ids=[a[0] for a in acks],
             ack_tokens=[a[1] for a in acks],
             nack_ids=[n[0] for n in nacks],
@@ -116,6 +177,52 @@ class MessageStore:
             worker_id=worker_id,
             lease_seconds=self.settings.lease_seconds,
         )
+
+    def finish_grouped(self, acks, nacks, groups: list[tuple[str, str]], *,
+                       lock_timeout_ms: int | None = None) -> list[tuple[str, int]]:
+        """Write acks/nacks of grouped messages (fenced by lease token) and promote the next
+        messages of ``groups`` (queue, key) — those of the finished messages and any others —
+        in one transaction under the groups' locks; rows of (kind, id), kind one of acked,
+        nacked, promoted. ``lock_timeout_ms``: give up (psycopg2's LockNotAvailable) rather
+        than wait longer for a key's lock (raised as DatabaseUnavailable caused by it)."""
+        params = self._finish_params(acks, nacks, groups)
+        with self.connector.connection() as conn, conn.cursor() as cur:
+            timeout = b"" if lock_timeout_ms is None else cur.mogrify(
+                "SET LOCAL lock_timeout = %s;\n", (int(lock_timeout_ms),))
+            cur.execute(timeout + locks.group_locks_text(cur, groups) + b";\n" + sql.statement_text(
+                cur, "finish_grouped_messages", self.queries["finish_grouped_messages"], params))
+            rows = cur.fetchall()
+            _rejected_notices(conn)
+            return rows
+
+    def promote_groups(self, groups: list[tuple[str, str]], batch: int = 100) -> int:
+        """Let the next messages of these groups run where their keys have room; how many.
+
+        Called from the lease keeper's thread (the reaper, the sweep), which must not wait on
+        an application transaction that holds a key's lock while it sends (broker.bind): a
+        batch whose locks are not granted within PROMOTE_LOCK_TIMEOUT_MS is left to the next
+        sweep."""
+        promoted = 0
+        for i in range(0, len(groups), batch):
+            try:
+                promoted += len(self.finish_grouped([], [], groups[i:i + batch],
+                                                    lock_timeout_ms=PROMOTE_LOCK_TIMEOUT_MS))
+            except DatabaseUnavailable as exc:
+                if not isinstance(exc.__cause__, psycopg2.errors.LockNotAvailable):
+                    raise
+                logger.warning("message groups busy; promotion left to the next sweep",
+                               extra={"action": "groups_promotion_deferred", "groups": len(groups[i:i + batch])})
+        return promoted
+
+    def stalled_groups(self, limit: int = 1000) -> list[tuple[str, str]]:
+        """Groups whose next message is held although the key has room (the sweep's work)."""
+        return [tuple(r) for r in self.connector.execute("stalled_groups", limit=limit)]
+
+    def group_stats(self) -> list[tuple]:
+        return self.connector.execute("group_stats")
+
+    def group_messages(self, queue_name: str, group_key: str, limit: int = 100) -> list[tuple]:
+        return self.connector.execute("group_messages", queue_name=queue_name, group_key=group_key, limit=limit)
 
     def dead_letter_undecodable(self, row_id: int, token: str, reason: str) -> None:
         self.connector.execute("dead_letter_undecodable", id=row_id, token=token, reason=reason)
@@ -153,6 +260,12 @@ class MessageStore:
         for row_id, state, queue in rows:
             logger.warning("lease expired", extra={"action": "lease_expired", "message_row": row_id,
                                                    "queue": queue, "new_state": state})
+        dead = [row_id for row_id, state, _ in rows if state == "dead"]
+        if dead:
+            # A dead letter frees its group's place: the next message of the key may run.
+            groups = [tuple(g) for g in self.connector.execute("grouped_keys_of", ids=dead)]
+            if groups:
+                self.promote_groups(groups)
         return rows
 
     def prune(self, limit: int = 10_000) -> int:
@@ -196,7 +309,28 @@ class MessageStore:
                 return 0
             cur.execute(self.queries["retry_dead_letters"],
                         {"ids": [r[0] for r in rows], "payloads": [r[1] for r in rows]})
-            return cur.rowcount
+            retried = cur.fetchall()
+            groups = sorted({(q, k) for _, q, k in retried if k is not None})
+            if groups:
+                # Retried grouped letters went back held; those whose key has room run now.
+                cur.execute(locks.group_locks_text(cur, groups) + b";\n" + cur.mogrify(
+                    self.queries["finish_grouped_messages"], self._finish_params([], [], groups)))
+            return len(retried)
 
     def purge_dead_letters(self, ids: list[int] | None, queue_name: str | None) -> int:
         return len(self.connector.execute("purge_dead_letters", ids=ids, queue_name=queue_name))
+
+
+_REJECTED_NOTICE = "citeq_grouped_acks_rejected "
+
+
+def _rejected_notices(conn) -> int:
+    """Grouped acks the lease fence refused, as finish_grouped_messages reported them by
+    NOTICE (schema/0022); the connection's notices are cleared."""
+    rejected = 0
+    for notice in conn.notices:
+        _, found, count = notice.partition(_REJECTED_NOTICE)
+        if found:
+            rejected += int(count.strip())
+    conn.notices.clear()
+    return rejected

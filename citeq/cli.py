@@ -362,6 +362,28 @@ def cmd_queues(args) -> int:
     return 0
 
 
+def cmd_groups(args) -> int:
+    from broker import admin
+
+    broker = boot()
+    if args.key is not None:
+        if not args.queue:
+            print("citeq groups --key needs --queue", file=sys.stderr)
+            return 1
+        found = admin.group_messages(broker, args.queue, args.key, args.limit)
+        emit(args, [m.model_dump(mode="json") for m in found], lambda: table(
+            [[m.id, m.actor_name, m.state, m.group_seq, m.attempts, m.enqueued_at.isoformat(timespec="seconds")]
+             for m in found], ["id", "actor", "state", "order", "attempts", "sent"])
+            if found else f"no unfinished messages with key {args.key!r} on {args.queue}")
+        return 0
+    stats = [s for s in admin.group_stats(broker) if not args.queue or s.queue_name == args.queue]
+    emit(args, [s.model_dump(mode="json") for s in stats], lambda: table(
+        [[s.queue_name, s.waiting_keys, s.held, s.in_flight, s.busy_keys, f"{s.oldest_held_age_seconds:.1f}s"]
+         for s in stats], ["queue", "keys waiting", "held", "in flight", "keys in flight", "oldest held"])
+        if stats else "no message groups")
+    return 0
+
+
 def cmd_workers(args) -> int:
     from broker import admin
 
@@ -546,6 +568,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("queues_command", nargs="?", choices=["list", "pause", "resume"], default="list",
                    metavar="ACTION", help="list (default), pause NAME (workers stop claiming from it), resume NAME")
     p.add_argument("name", nargs="?", metavar="NAME", help="the queue to pause or resume")
+    p = add("groups", cmd_groups, "message groups per queue: keys waiting, held, in flight, oldest held age; "
+                                  "--queue Q --key K lists one key's messages")
+    p.add_argument("--queue", help="only this queue")
+    p.add_argument("--key", help="list this key's unfinished messages (with --queue)")
+    p.add_argument("--limit", type=_count, default=100)
     add("workers", cmd_workers, "live worker processes (heartbeat within the lease), their queues, connections, last heartbeat")
     p = add("dead", cmd_dead, "dead letters: list, retry or purge them")
     p.add_argument("dead_command", choices=["list", "retry", "purge"])

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Path as PathParam
 from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
@@ -47,6 +48,9 @@ _STATIC_FILES = {"dashboard.js": "text/javascript; charset=utf-8", "dashboard.cs
 
 #: A queue name in a query string.
 QueueName = Annotated[str | None, Query(max_length=200), AfterValidator(lambda v: v and inputs.check_text(v))]
+#: A queue name in a path, and a message group's key in a query string.
+QueuePath = Annotated[str, PathParam(max_length=200), AfterValidator(lambda v: inputs.check_text(v))]
+GroupKey = Annotated[str, Query(max_length=1000), AfterValidator(lambda v: inputs.check_text(v))]
 
 
 class AnalysisRequest(BaseModel):
@@ -336,6 +340,16 @@ def _ops_routes(app: FastAPI) -> None:
     def queues(request: Request, _=Depends(operator)):
         """Depth, delayed, running, dead and oldest age per broker queue."""
         return admin.queue_stats(request.app.state.broker)
+
+    @app.get("/api/ops/groups", tags=["ops"], response_model=list[admin.GroupStats])
+    def groups(request: Request, _=Depends(operator)):
+        """Message groups per queue: keys waiting, held, in flight, oldest held age."""
+        return admin.group_stats(request.app.state.broker)
+
+    @app.get("/api/ops/groups/{queue}/messages", tags=["ops"], response_model=list[admin.GroupMessage])
+    def group_messages(request: Request, queue: QueuePath, key: GroupKey, limit: int = 100, _=Depends(operator)):
+        """One key's unfinished messages: in flight first, then held, in the key's order."""
+        return admin.group_messages(request.app.state.broker, queue, key, limit=max(1, min(limit, 1000)))
 
     @app.get("/api/ops/workers", tags=["ops"], response_model=list[admin.WorkerInfo])
     def workers(request: Request, _=Depends(operator)):

@@ -65,6 +65,18 @@ class PostgresCollector(Collector):
         for s in stats:
             oldest.add_metric([s.queue_name], float(s.oldest_age_seconds))
         yield oldest
+        groups = admin.group_stats(broker)
+        for name, field, help in [
+            ("citeq_group_waiting_keys", "waiting_keys", "Message-group keys with held messages, per queue."),
+            ("citeq_group_held_messages", "held", "Messages held behind their key's in-flight ones, per queue."),
+            ("citeq_group_in_flight_messages", "in_flight", "Grouped messages queued or running, per queue."),
+            ("citeq_group_oldest_held_age_seconds", "oldest_held_age_seconds",
+             "Age of the oldest held message per queue."),
+        ]:
+            family = GaugeMetricFamily(name, help, labels=["queue"])
+            for g in groups:
+                family.add_metric([g.queue_name], float(getattr(g, field)))
+            yield family
         yield GaugeMetricFamily("citeq_dead_letters", "Dead-lettered messages (all queues).",
                                 value=sum(s.dead for s in stats))
         yield GaugeMetricFamily("citeq_workers", "Live worker processes.", value=len(admin.workers(broker)))

@@ -13,6 +13,10 @@ from tests.integration.test_metrics import some_work
 FAMILIES = [
     ("citeq_queue_messages", "gauge", "Broker messages per queue and state.", {("queue", "state")}),
     ("citeq_queue_oldest_age_seconds", "gauge", "Age of the oldest due message per queue.", {("queue",)}),
+    ("citeq_group_waiting_keys", "gauge", "Message-group keys with held messages, per queue.", set()),
+    ("citeq_group_held_messages", "gauge", "Messages held behind their key's in-flight ones, per queue.", set()),
+    ("citeq_group_in_flight_messages", "gauge", "Grouped messages queued or running, per queue.", set()),
+    ("citeq_group_oldest_held_age_seconds", "gauge", "Age of the oldest held message per queue.", set()),
     ("citeq_dead_letters", "gauge", "Dead-lettered messages (all queues).", {()}),
     ("citeq_workers", "gauge", "Live worker processes.", {()}),
     ("citeq_analysis_jobs", "gauge", "Analysis jobs by state.", {("state",)}),

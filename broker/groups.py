@@ -1,0 +1,102 @@
+"""Message groups: strict order per key, a bounded number in flight per key (issue 25).
+
+An actor says how its messages are grouped::
+
+    @dramatiq.actor(group_by=lambda invoice: invoice["tenant"], group_concurrency=1)
+    def book(invoice): ...
+
+    book.send({"tenant": "acme", ...})                     # key "acme"
+    book.send_with_options(args=(inv,), group_key="b2")     # this send's own key
+    book.send_with_options(args=(inv,), group_key=None)     # no group: runs as any message
+
+Among messages of one queue with the same key, at most ``group_concurrency`` are in flight
+(queued or running) across every process, in the order they were sent; other keys and
+ungrouped messages run in parallel. This middleware only validates the options and writes
+the message's key (and its actor's concurrency) into its options at send, where the retry of
+a message finds them again; the decisions are the broker's, in SQL under the key's advisory
+lock (broker/store.py, broker/queries.sql: insert_grouped_message, finish_grouped_messages).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from dramatiq import Middleware
+from dramatiq.errors import ActorNotFound
+
+from .errors import InvalidGroupOption
+
+logger = logging.getLogger(__name__)
+
+#: The message options this feature writes (a retry copies them with the message).
+KEY_OPTION = "group_key"
+CONCURRENCY_OPTION = "group_concurrency"
+
+
+class MessageGroups(Middleware):
+    """Declares and validates the actor options ``group_by`` and ``group_concurrency`` and the
+    message option ``group_key``; part of :class:`~broker.PostgresBroker`'s default middleware."""
+
+    @property
+    def actor_options(self) -> set[str]:
+        return {"group_by", CONCURRENCY_OPTION}
+
+    def before_declare_actor(self, broker, actor) -> None:
+        group_by = actor.options.get("group_by")
+        if group_by is not None and not callable(group_by):
+            raise InvalidGroupOption(f"actor {actor.actor_name}: group_by must be callable, got {group_by!r}")
+        concurrency_of(actor.options)
+
+    def before_enqueue(self, broker, message, delay) -> None:
+        options = message.options
+        if KEY_OPTION not in options:
+            options[KEY_OPTION] = key_of(_actor_options(broker, message.actor_name), message.args, message.kwargs)
+        key = options[KEY_OPTION]
+        if key is None:
+            del options[KEY_OPTION]
+            options.pop(CONCURRENCY_OPTION, None)
+            return
+        if not isinstance(key, str) or not key:
+            raise InvalidGroupOption(f"group_key of a {message.actor_name} message must be a non-empty str or None, "
+                             f"got {key!r}")
+        options.setdefault(CONCURRENCY_OPTION, concurrency_of(_actor_options(broker, message.actor_name)))
+
+
+def key_of(actor_options: dict, args: tuple, kwargs: dict) -> str | None:
+    """The key ``group_by`` gives for these arguments (None without ``group_by``)."""
+    group_by: Callable | None = actor_options.get("group_by")
+    return None if group_by is None else group_by(*args, **kwargs)
+
+
+def concurrency_of(options: dict) -> int:
+    """The validated ``group_concurrency`` of an actor's (or a message's) options; default 1."""
+    value = options.get(CONCURRENCY_OPTION, 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidGroupOption(f"group_concurrency must be an int >= 1, got {value!r}")
+    return value
+
+
+def _actor_options(broker, actor_name: str) -> dict:
+    try:
+        return broker.get_actor(actor_name).options
+    except ActorNotFound:
+        return {}  # sent by name from a process that does not declare the actor
+
+
+class GroupSweeper:
+    """The backstop of promotions: a key whose next message is held although the key has
+    room (a dead letter by the reaper, of an undecodable payload, a purge) gets it promoted.
+    Idempotent and safe in many processes at once (each promotion re-checks under the lock)."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+
+    def run_once(self, limit: int = 1000) -> int:
+        """One sweep; how many messages it let run."""
+        stalled = self.store.stalled_groups(limit)
+        promoted = self.store.promote_groups(stalled) if stalled else 0
+        if promoted:
+            logger.warning("stalled message groups promoted", extra={
+                "action": "groups_swept", "groups": len(stalled), "promoted": promoted})
+        return promoted
