@@ -239,8 +239,9 @@ def test_analysis_extracts_every_planted_citation_and_the_offline_judge_gets_the
             assert row[3] == case["source"]
             if case["clear"]:
                 assert row[4] == case["expected"], case
+        # Hybrid by default: the bundled embedder embedded every source at parse time
         assert query(conn, "SELECT retrieval_mode, pending_citations FROM analysis_jobs WHERE id = %s",
-                     job_id) == [("bm25", 0)]
+                     job_id) == [("hybrid", 0)]
         views = pipeline.citations(1, job_id)
         assert [v.verdict for v in views] == [r[4] for r in found] and not any(v.carried_over for v in views)
         assert pipeline.citations(2, job_id) == []  # another user's job shows nothing

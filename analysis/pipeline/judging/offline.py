@@ -129,6 +129,9 @@ class OfflineJudge:
             return no_passages()
         if found.verdict is Verdict.uncertain:
             found = found.model_copy(update={"reason": across_languages(claim, passages) + found.reason})
+            if getattr(passages[0], "focus", None):  # the embedder's evidence sentence of the whole source
+                return self._judgement(found).model_copy(update={"evidence": passages[0].focus,
+                                                                 "evidence_page": passages[0].focus_page})
         return self._judgement(found)
 
     def assessment(self, claim: str, passages: list[Hit]) -> Assessment | None:
