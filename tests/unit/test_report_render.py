@@ -46,3 +46,21 @@ def _job_row(filename: str = "thesis.pdf") -> tuple:
 def test_csv_of_a_report_without_citations_is_its_header_row():
     text = report.render_csv(report.assemble(_job_row(), []))
     assert text == "\ufeff" + ",".join(report.CSV_COLUMNS) + "\r\n"
+
+
+def test_a_german_claim_with_english_evidence_says_so_with_the_evidence_page():
+    rows = [
+        (0, "(Achterberg 2020)", "Die Therapietreue unterschied sich zwischen den Gruppen nicht.", 2, 5, "s.pdf",
+         None, "author_year", None, "uncertain", 0.0,
+         "Medication adherence, assessed by pill counts, did not differ between the groups.", 2, "why", None, None),
+        (1, "(Achterberg 2020)", "Adherence did not differ between the groups.", 3, 5, "s.pdf", None,
+         "author_year", None, "supported", 0.8,
+         "Medication adherence, assessed by pill counts, did not differ between the groups.", 2, "why", None, None),
+    ]
+    built = report.assemble(_job_row(), rows)
+
+    assert [c.cross_language for c in built.citations] == ["German claim, English source", None]
+    assert '"cross_language": "German claim, English source"' in report.render_json(built)
+    doc = report.render_html(built)
+    assert doc.count("source p. 2") == 2
+    assert doc.count('source p. 2 · <span class="cross-language">German claim, English source</span>') == 1
