@@ -584,6 +584,8 @@ def labels(spec: dict, items) -> dict:
                     "contradiction": c.get("contradiction", []),
                     "note": c.get("note", ""),
                 }
+                if "evidence_pages" in c:  # labelled where the source has more than one page
+                    found[cid]["evidence_pages"] = c["evidence_pages"]
     missing = sorted(set(cites) - set(found))
     if missing:
         sys.exit(f"{spec['thesis']['file']}: citations without a marker in the body: {missing}")
