@@ -184,6 +184,7 @@ class Reported:
     confidence: float | None
     rationale: str | None = None
     evidence_page: int | None = None
+    evidence: str | None = None
 
 
 @dataclass
@@ -219,11 +220,20 @@ class Case:
     planted_evidence_pages: list[int] | None = None
     #: the page of the evidence the report shows
     evidence_page: int | None = None
+    #: the sentences of the source that state (or deny) the claim, where labelled (``evidence``)
+    planted_evidence: list[str] | None = None
+    #: the evidence the report shows
+    evidence: str | None = None
 
     @property
     def evidence_placed(self) -> bool:
         """The evidence shown lies on a page that holds the planted evidence."""
         return self.evidence_page is not None and self.evidence_page in (self.planted_evidence_pages or [])
+
+    @property
+    def evidence_holds_planted(self) -> bool:
+        """The evidence shown holds a planted evidence sentence (most of its words)."""
+        return any(evidence_holds(quote, self.evidence) for quote in self.planted_evidence or [])
 
     @property
     def resolved_right(self) -> bool:
@@ -281,16 +291,29 @@ def cases_for(thesis: Thesis, rows: list[Reported],
                     expected_verdict=label["verdict"], expected_source=source,
                     expected_page=label.get("page"), marker=label["marker"], claim=label["claim"],
                     source_language=languages.get(source),
-                    planted_evidence_pages=planted_evidence_pages(label, (source_pages or {}).get(source)))
+                    planted_evidence_pages=planted_evidence_pages(label, (source_pages or {}).get(source)),
+                    planted_evidence=label.get("evidence"))
         if row is not None:
             case.found = True
             case.reported_marker, case.reported_claim, case.reported_page = row.marker, row.claim, row.page
             case.reported_source, case.verdict, case.confidence = row.source, row.verdict, row.confidence
             case.similarity = round(sim, 3)
             case.reason = reason_kind(row.rationale)
-            case.evidence_page = row.evidence_page
+            case.evidence_page, case.evidence = row.evidence_page, row.evidence
         out.append(case)
     return out, unmatched
+
+
+#: How much of a planted evidence sentence's words the evidence shown must hold to be it.
+EVIDENCE_MATCH = 0.6
+
+
+def evidence_holds(quote: str, shown: str | None) -> bool:
+    """Whether the evidence shown holds the planted sentence ``quote``: at least
+    `EVIDENCE_MATCH` of its content words (a passage holding it counts, as does a sentence cut
+    a little differently by the reader)."""
+    want = words(quote)
+    return bool(want) and len(want & words(shown)) >= EVIDENCE_MATCH * len(want)
 
 
 def planted_evidence_pages(label: dict, pages: int | None) -> list[int] | None:
@@ -416,6 +439,9 @@ def figures(cases: list[Case], reported: int, unmatched: int) -> dict:
             "share": _ratio(sum(c.evidence_placed for c in placed), len(placed)),
             "labelled_pages": sum(c.planted_evidence_pages != [1] for c in placed),
             "labelled_pages_placed": sum(c.evidence_placed for c in placed if c.planted_evidence_pages != [1]),
+            # Where the planted evidence sentence is labelled: does the evidence shown hold it?
+            "sentence_labelled": sum(bool(c.planted_evidence) for c in with_source),
+            "sentence_held": sum(c.evidence_holds_planted for c in with_source),
         },
     }
 
@@ -513,6 +539,9 @@ def render(rep: dict) -> str:
         lines.append(f"  {name:<20} {_pct(ev['share'])}  ({ev['on_planted_page']} of {ev['measured']}; "
                      f"{ev['shown']} with evidence shown; {ev['labelled_pages_placed']} of {ev['labelled_pages']} "
                      f"on labelled pages of longer sources; {ev['unknown_page']} of unknown page left out)")
+        if ev["sentence_labelled"]:
+            lines.append(f"  {'':<20} the planted evidence sentence shown: {ev['sentence_held']} of "
+                         f"{ev['sentence_labelled']} labelled")
     lines += ["", "the judge's reasons (planted -> judged: rule, count; aggregate, no citation shown)"]
     for pair, counts in v["reasons"].items():
         lines.append(f"  {pair}")
@@ -672,7 +701,8 @@ def reported_rows(run: Run) -> list[Reported]:
     names = {d: name for name, d in run.documents.items()}
     return [Reported(ordinal=c.ordinal, marker=c.marker, claim=c.claim, page=c.page,
                      source=names.get(c.source_document_id) if c.source_document_id else None,
-                     verdict=c.verdict, confidence=c.confidence, rationale=c.rationale, evidence_page=c.evidence_page)
+                     verdict=c.verdict, confidence=c.confidence, rationale=c.rationale, evidence_page=c.evidence_page,
+                     evidence=c.evidence)
             for c in pipeline.citations(run.user_id, run.job_id)]
 
 
