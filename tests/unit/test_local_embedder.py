@@ -38,12 +38,14 @@ def test_vectors_are_unit_length_384_floats_one_per_text_in_order(e5):
     assert e5.embed([]) == [] and e5.embed_queries([]) == []
 
 
-def test_the_same_text_gives_the_same_vector_in_any_batch_size():
-    texts = SENTENCES_EN * 3
-    one_by_one = LocalEmbedder(batch_size=1).embed(texts)
+def test_the_same_text_gives_the_same_vector_in_any_batch_size_remembered_or_not():
+    texts = SENTENCES_EN + [CLAIM_DE] + SENTENCES_EN[::-1]
+    one_by_one = LocalEmbedder(batch_size=1, memo=0).embed(texts)
 
-    assert local_embedder().embed(texts) == one_by_one
-    assert LocalEmbedder(batch_size=4).embed(texts) == one_by_one
+    assert LocalEmbedder(batch_size=2, memo=0).embed(texts) == one_by_one
+    remembering = LocalEmbedder(batch_size=4, memo=2)
+    assert remembering.embed(texts) == one_by_one == remembering.embed(texts)
+    assert len(remembering._memo) == 2  # bounded
 
 
 def test_the_same_text_gives_the_same_vector_in_another_process(e5):

