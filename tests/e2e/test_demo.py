@@ -27,6 +27,7 @@ def test_demo_runs_five_analyses_one_after_another_and_ends_with_verdicts(db, co
     assert query(conn, "SELECT status::text, count(*) FROM analysis_jobs GROUP BY 1") == [("succeeded", 5)]
     if "parsed 7 documents" in out:  # the parsing pipeline is installed: real verdicts
         assert "verdicts for thesis_retrieval_practice.pdf" in out and "supported" in out
+        assert "retrieval hybrid" in out  # the bundled embedder is on by default
     # It ends with one job's HTML report, written where it says, one row per citation.
     last = out.strip().splitlines()[-1]
     assert last.startswith("the report of job ") and ": " in last, out
