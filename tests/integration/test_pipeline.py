@@ -374,11 +374,14 @@ def test_with_embeddings_chunks_carry_vectors_and_retrieval_is_hybrid_with_the_c
     session, docs = parsed_session(queue_broker, conn, 1)
     sources = [docs[n] for n in docs if not n.startswith("thesis")]
 
-    # Then every chunk was embedded at parse time, in batches
-    assert query(conn, "SELECT count(*) > 20, bool_and(cardinality(embedding) = %s) FROM chunks",
-                 EMBEDDING_DIM)[0] == (True, True)
+    # Then every chunk of a source was embedded at parse time (its sentences in batches, the
+    # passages pooled from them), and no chunk of a thesis
+    assert query(conn, "SELECT d.kind::text, count(*) > 5, bool_and(cardinality(c.embedding) = %s), "
+                       "bool_and(c.embedding IS NULL) FROM chunks c JOIN documents d ON d.id = c.document_id "
+                       "GROUP BY 1 ORDER BY 1", EMBEDDING_DIM) == [("source", True, True, False),
+                                                                     ("thesis", True, None, True)]
     parse_calls = embeddings_provider.request_count
-    assert parse_calls >= 7 and {p for p, _, _ in embeddings_provider.requests} == {"/v1/embeddings"}
+    assert parse_calls >= len(sources) and {p for p, _, _ in embeddings_provider.requests} == {"/v1/embeddings"}
 
     for thesis in THESES:
         job_id = start_analysis(conn, queue_broker, 1, docs[thesis], sources)

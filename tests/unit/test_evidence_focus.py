@@ -71,3 +71,25 @@ def test_a_decided_offline_verdict_keeps_the_judges_own_evidence():
     focus = Focus(text="Eleven patients withdrew from the trial before the final visit.", page=3, similarity=0.5)
 
     assert OfflineJudge().judge(claim, with_focus(passages, focus, None, k=3)) == plain
+
+
+def test_a_passage_vector_is_the_mean_of_its_sentences_and_a_passage_without_one_is_embedded():
+    from analysis.pipeline.retrieval.chunking import Passage
+    from analysis.pipeline.retrieval.evidence import pooled_passage_vectors
+
+    sentences = [Passage(ordinal=0, page=1, text="Alpha beta gamma delta epsilon."),
+                 Passage(ordinal=1, page=1, text="Zeta eta theta iota kappa."),
+                 Passage(ordinal=2, page=2, text="Alpha beta gamma delta epsilon.")]
+    vectors = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    passages = [Passage(ordinal=0, page=1, text="Alpha beta gamma delta epsilon.  Zeta eta theta iota kappa."),
+                Passage(ordinal=1, page=2, text="Alpha beta gamma delta epsilon."),
+                Passage(ordinal=2, page=2, text="words of a very long sentence cut into a window")]
+    embedded = []
+
+    pooled = pooled_passage_vectors(passages, sentences, vectors,
+                                    lambda texts: embedded.extend(texts) or [[0.6, 0.8, 0.0]] * len(texts))
+
+    half = 2 ** -0.5
+    assert [[round(x, 6) for x in v] for v in pooled] == [[round(half, 6), round(half, 6), 0.0], [0.0, 0.0, 1.0],
+                                                          [0.6, 0.8, 0.0]]
+    assert embedded == ["words of a very long sentence cut into a window"]  # only the passage without a sentence

@@ -19,8 +19,8 @@ reason that retrying cannot fix fails the item (``document_not_stored``) instead
 it ``running`` to be retried.
 
 With an embedder (analysis/pipeline/retrieval/embeddings.py; the bundled local model by default), a
-source's passages and its sentences (for the evidence sentence, analysis/pipeline/retrieval/evidence.py)
-are embedded before their transaction — no computation or network call holds a database
+source's sentences (for the evidence sentence, analysis/pipeline/retrieval/evidence.py) are embedded,
+and its passages get the mean of their sentences' vectors, before their transaction — no computation or network call holds a database
 transaction open. A thesis is not embedded: nothing searches it. Embeddings only improve
 retrieval, so an embedder failure never fails the item: its chunks are stored without
 embeddings and retrieval of that document is BM25 alone (its sentences are embedded on first use).
@@ -38,7 +38,7 @@ from typing import NamedTuple
 import psycopg2
 
 from analysis import db, messages
-from analysis.pipeline.retrieval.chunking import split_passages
+from analysis.pipeline.retrieval.chunking import Passage, split_page_sentences, split_passages
 from analysis.inputs import DOI_PATTERN
 from analysis.pipeline.citations import find_doi
 from analysis.pipeline.documents.cleantext import clean_tree
@@ -99,7 +99,7 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
         return True
     pages = document.pages
     passages = split_passages(pages)
-    embedded = _embed(item_id, kind, [p.text for p in passages], evidence.sentences_of(pages))
+    embedded = _embed(item_id, kind, passages, split_page_sentences(pages))
     metadata = _metadata(pages, doi, document.metadata)
     try:
         document_id = _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages,
@@ -160,16 +160,17 @@ class _Embedded(NamedTuple):
     model: str | None
 
 
-def _embed(item_id: int, kind: str, passages: Sequence[str], sentences: Sequence[str]) -> _Embedded:
-    """Embed a source's passages and sentences; nothing for a thesis, without an embedder, or
-    when it fails (logged: the item parses anyway, BM25 alone for it)."""
+def _embed(item_id: int, kind: str, passages: Sequence[Passage], sentences: Sequence[Passage]) -> _Embedded:
+    """Embed a source's sentences, and its passages as the mean of the sentences they hold
+    (:func:`evidence.pooled_passage_vectors`); nothing for a thesis, without an embedder, or when
+    it fails (logged: the item parses anyway, BM25 alone for it)."""
     nothing = _Embedded([None] * len(passages), [], None)
     try:
         embedder = embedder_for(os.environ)
         if embedder is None or kind != "source" or not passages:
             return nothing
-        vectors = embedder.embed(passages)
-        sentence_vectors = embedder.embed(sentences) if sentences else []
+        sentence_vectors = embedder.embed([s.text for s in sentences]) if sentences else []
+        vectors = evidence.pooled_passage_vectors(passages, sentences, sentence_vectors, embedder.embed)
     except (ProviderError, ValueError) as exc:
         logger.warning("passages not embedded", extra={"action": "embedding_failed", "item_id": item_id,
                                                        "reason": str(exc)})

@@ -21,14 +21,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from pydantic import BaseModel
 
 from analysis import db
 from analysis.pipeline.documents.pdftext import Page
-from analysis.pipeline.retrieval.chunking import split_page_sentences
+from analysis.pipeline.retrieval.chunking import Passage, split_page_sentences
 from analysis.pipeline.retrieval.embeddings import Embedder
 from analysis.pipeline.retrieval.index import Hit, tokenize
 
@@ -67,6 +67,32 @@ def store_sentences(cur, *, document_id: int, user_id: int, model: str, pages: S
            ordinals=[s.ordinal for s in sentences], pages=[s.page for s in sentences],
            texts=[s.text for s in sentences], embeddings=vector_literals(vectors))
     return len(sentences)
+
+
+def pooled_passage_vectors(passages: Sequence[Passage], sentences: Sequence[Passage],
+                           sentence_vectors: Sequence[Sequence[float]],
+                           embed: Callable[[list[str]], list[list[float]]]) -> list[list[float]]:
+    """A vector per passage: the normalised mean of the vectors of the sentences it holds (they are
+    embedded anyway, for the evidence sentence), so passages cost no second pass of the model
+    (measured: passages were over half of the parse step's embedding time); ``embed`` embeds only
+    a passage that holds no whole sentence (a long sentence cut into windows)."""
+    by_page: dict[int, list[int]] = {}
+    for i, s in enumerate(sentences):
+        by_page.setdefault(s.page, []).append(i)
+    matrix = np.asarray(sentence_vectors, dtype=np.float32)
+    pooled: list[list[float] | None] = []
+    for p in passages:
+        text = " ".join(p.text.split())
+        held = [i for i in by_page.get(p.page, []) if sentences[i].text in text]
+        if not held:
+            pooled.append(None)
+            continue
+        mean = matrix[held].mean(axis=0)
+        pooled.append((mean / max(float(np.linalg.norm(mean)), 1e-12)).tolist())
+    alone = [i for i, v in enumerate(pooled) if v is None]
+    for i, vector in zip(alone, embed([passages[i].text for i in alone]) if alone else []):
+        pooled[i] = vector
+    return pooled
 
 
 def sentences_of(pages: Sequence[Page]) -> list[str]:
