@@ -38,6 +38,12 @@ CLAIM_DE = "Die Therapietreue bei der Medikamenteneinnahme unterschied sich zwis
 ADHERENCE = "Medication adherence, assessed by pill counts, did not differ between the two groups."
 
 
+@pytest.fixture(autouse=True)
+def bundled_embedder(monkeypatch):
+    """The default embedder, whatever the developer's environment says."""
+    monkeypatch.setenv("CITEQ_EMBEDDER", "local")
+
+
 def parse(conn, user_id: int) -> tuple[int, dict[str, int]]:
     """Given an account whose thesis and English source were parsed (in this thread)."""
     open_account(conn, user_id)

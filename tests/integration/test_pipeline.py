@@ -362,6 +362,7 @@ def embeddings_provider(monkeypatch):
     from tests.fakes.openai_server import FakeChatServer
 
     with FakeChatServer() as server:
+        monkeypatch.setenv("CITEQ_EMBEDDER", "openai")
         monkeypatch.setenv("CITEQ_EMBEDDINGS_MODEL", "fake-embed")
         monkeypatch.setenv("CITEQ_JUDGE_BASE_URL", server.base_url)
         yield server
