@@ -344,6 +344,8 @@ def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id
         # a claim sharing no word with its source (another language) still gets its opening passages
         return index.search(claim, source_id=source, k=k) or index.opening(source, k)
     bm25_hits = index.search(claim, source_id=source, k=max(k, FUSION_DEPTH)) or index.opening(source, k)
+    if not bm25_hits:
+        return []  # the source has no passage here (not the user's, or no longer linked to the session)
     hits = _hybrid(broker, index, bm25_hits, query, user_id, session_id, source_id, k, in_postgres)
     try:
         focus = evidence.nearest_sentence(broker, user_id=user_id, document_id=source_id, query=query,

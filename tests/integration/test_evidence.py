@@ -141,3 +141,18 @@ def test_without_an_embedder_retrieval_is_bm25_and_carries_no_focus(queue_broker
                              docs["achterberg_2020.txt"], 3, store=SourceStore(queue_broker), embedder=None)
 
     assert hits and ADHERENCE in hits[0].text and all(h.focus is None for h in hits)
+
+
+def test_a_source_no_longer_linked_to_the_session_yields_no_passage_and_no_evidence_sentence(queue_broker, conn):
+    session, docs = parse(conn, 1)
+    source = docs["achterberg_2020.txt"]
+    assert pipeline.retrieve(queue_broker, CLAIM_DE, 1, session, source, 3, store=SourceStore(queue_broker),
+                             embedder=local_embedder())
+    # Given the user reset the session: the source is no longer offered in it
+    query(conn, "DELETE FROM session_sources WHERE session_id = %s", session)
+    query(conn, "UPDATE upload_sessions SET sources_version = sources_version + 1 WHERE id = %s", session)
+
+    for in_postgres in (True, False):
+        with unittest.mock.patch.object(pipeline, "vectors_in_postgres", lambda broker: in_postgres):
+            assert pipeline.retrieve(queue_broker, CLAIM_DE, 1, session, source, 3, store=SourceStore(queue_broker),
+                                     embedder=local_embedder()) == []
