@@ -283,7 +283,7 @@ def _report(broker, job_ids: list[int], say, out_dir: Path) -> None:
             latest[job.thesis_filename] = job
     reports = {thesis: report.build(broker, job.id, user_id=job.user_id) for thesis, job in latest.items()}
     for thesis, found in reports.items():
-        say(f"verdicts for {thesis} (job {found.job.id}):")
+        say(f"verdicts for {thesis} (job {found.job.id}; retrieval {found.job.retrieval_mode}, judge {found.job.judge}):")
         say(report.verdict_table(found))
         say()
     if failed:

@@ -584,6 +584,9 @@ def labels(spec: dict, items) -> dict:
                     "contradiction": c.get("contradiction", []),
                     "note": c.get("note", ""),
                 }
+                for key in ("evidence_pages", "evidence"):  # where labelled (eval/README.md)
+                    if key in c:
+                        found[cid][key] = c[key]
     missing = sorted(set(cites) - set(found))
     if missing:
         sys.exit(f"{spec['thesis']['file']}: citations without a marker in the body: {missing}")

@@ -19,10 +19,11 @@ its base job and copies the other verdicts.
 
 Retrieval takes ``passages_per_claim`` passages (default 3; see analysis/pipeline/retrieval/index.py for
 why three) of the cited source for a provider judge, and at least `OFFLINE_PASSAGES` for the
-offline judge, which costs no tokens. It is hybrid — BM25 and vector ranks fused — when an
-embedding provider is configured (CITEQ_EMBEDDINGS_MODEL) and the source's chunks carry
-embeddings; else BM25 alone. Vectors are ranked by pgvector when the extension is
-installed in the database, else by the worker over the chunks its source cache holds.
+offline judge, which costs no tokens. It is hybrid — BM25 and vector ranks fused — when there
+is an embedder (CITEQ_EMBEDDER: the bundled local model by default) and the source's chunks
+carry embeddings; else BM25 alone. Vectors are ranked by pgvector when the extension is
+installed in the database, else by the worker over the chunks its source cache holds. With an
+embedder, the first passage also carries the evidence sentence of the whole source.
 :func:`retrieval_mode` records per job which mode its sources allowed.
 """
 
@@ -42,7 +43,8 @@ from analysis.pipeline.providers import budget
 from analysis.pipeline.citations import Citation, SourceInfo, SourceMatch, extract_citations, resolve_sources
 from analysis.pipeline.documents.readers import stored_document
 from analysis.queue.jobs import Job, Outcome
-from analysis.pipeline.retrieval.embeddings import OpenAIEmbedder, embedder_for
+from analysis.pipeline.retrieval import evidence
+from analysis.pipeline.retrieval.embeddings import Embedder, embedder_for
 from analysis.pipeline.judging.offline import OfflineJudge
 from analysis.pipeline.judging.registry import judge_factory, judge_from_env
 from analysis.pipeline.judging.verdicts import Judge, Judgement, Verdict, source_missing_judgement
@@ -200,9 +202,9 @@ def _carried_verdicts(job: Job, citations: list[Citation], matched: dict[int, in
 
 
 def retrieval_mode(cur, job_id: int) -> str:
-    """How the job's citations are retrieved: ``hybrid`` when embeddings are configured and
-    every source of the job has embedded chunks, ``bm25`` when none has (or no provider is
-    configured), ``hybrid (k of n sources embedded)`` in between."""
+    """How the job's citations are retrieved: ``hybrid`` when there is an embedder and
+    every source of the job has embedded chunks, ``bm25`` when none has (or there is no
+    embedder), ``hybrid (k of n sources embedded)`` in between."""
     if configured_embedder() is None:
         return "bm25"
     total, embedded = db.one(cur, "job_sources_embedded_one", job_id=job_id)
@@ -211,8 +213,8 @@ def retrieval_mode(cur, job_id: int) -> str:
     return "hybrid" if embedded == total else f"hybrid ({embedded} of {total} sources embedded)"
 
 
-def configured_embedder() -> OpenAIEmbedder | None:
-    """This process's embedder (CITEQ_EMBEDDINGS_*), or None. A configuration error is
+def configured_embedder() -> Embedder | None:
+    """This process's embedder (CITEQ_EMBEDDER, CITEQ_EMBEDDINGS_*), or None. A configuration error is
     logged and means BM25 alone: retrieval must not stop over an optional feature."""
     try:
         return embedder_for(os.environ)
@@ -238,7 +240,7 @@ Settle = Callable[[int, int, Callable[[object], "Outcome | None"]], "Outcome | N
 
 def judge_citation(job_id: int, ordinal: int, *, settle: Settle, broker=None, judge: Judge | None = None,
                    store: SourceStore | None = None, settings: PipelineSettings | None = None,
-                   embedder: OpenAIEmbedder | None = None) -> str:
+                   embedder: Embedder | None = None) -> str:
     """Judge one citation (idempotent); what happened: ``judged``, ``completed`` (this was
     the last verdict and the job finished), ``skipped`` (judged already, job ended),
     ``failed`` (the provider refuses the configuration: the job failed and was refunded), or
@@ -354,12 +356,14 @@ def provider_failing(job_id: int, user_id: int, exc: ProviderUnavailable, *, set
 
 
 def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id: int, k: int, *,
-             store: SourceStore, embedder: OpenAIEmbedder | None) -> list[Hit]:
+             store: SourceStore, embedder: Embedder | None) -> list[Hit]:
     """The ``k`` best passages of the user's cited source: BM25, fused with vector ranks
-    when there is an embedder and the source's chunks carry embeddings.
+    when there is an embedder and the source's chunks carry embeddings; with an embedder, the
+    first hit also carries the evidence sentence of the whole source (``focus``), and the
+    passage holding it is among the hits (analysis/pipeline/retrieval/evidence.py).
 
-    An embedding call that fails for the claim falls back to BM25 for this citation
-    (logged): the verdict stays sound, and a provider outage does not stall the job.
+    An embedding call that fails for the claim falls back to BM25 without a focus for this
+    citation (logged): the verdict stays sound, and a provider outage does not stall the job.
     """
     in_postgres = embedder is not None and vectors_in_postgres(broker)
     with_embeddings = embedder is not None and not in_postgres
@@ -368,21 +372,49 @@ def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id
     else:
         index = document_index(broker, user_id, source_id, with_embeddings=with_embeddings)
     source = str(source_id)
-    if embedder is None:
+    query = _claim_vector(embedder, claim, user_id)
+    if query is None:
         # a claim sharing no word with its source (another language) still gets its opening passages
         return index.search(claim, source_id=source, k=k) or index.opening(source, k)
     bm25_hits = index.search(claim, source_id=source, k=max(k, FUSION_DEPTH)) or index.opening(source, k)
-    if in_postgres:
-        embedded = db.one_on(broker, "document_embedded_one", user_id=user_id, document_id=source_id)[0]
-    else:
-        embedded = index.has_vectors(source)
-    if not embedded:
-        return bm25_hits[:k]
+    if not bm25_hits:
+        return []  # the source has no passage here (not the user's, or no longer linked to the session)
+    hits = _hybrid(broker, index, bm25_hits, query, user_id, session_id, source_id, k, in_postgres)
     try:
-        (query,) = embedder.embed([claim])
+        focus = evidence.nearest_sentence(broker, user_id=user_id, document_id=source_id, query=query,
+                                          embedder=embedder, in_postgres=in_postgres)
+    except ProviderError as exc:
+        logger.warning("source sentences not embedded; no evidence sentence", extra={
+            "action": "embedding_failed", "user_id": user_id, "reason": str(exc)})
+        return hits
+    if focus is None:
+        return hits
+    holding = evidence.passage_holding(broker, user_id=user_id, document_id=source_id, focus=focus)
+    return evidence.with_focus(hits, focus, holding, k)
+
+
+def _claim_vector(embedder: Embedder | None, claim: str, user_id: int) -> list[float] | None:
+    """The claim's query vector, or None without an embedder or when embedding it failed (logged)."""
+    if embedder is None:
+        return None
+    try:
+        (query,) = embedder.embed_queries([claim])
     except ProviderError as exc:
         logger.warning("claim not embedded; BM25 alone", extra={"action": "embedding_failed",
                                                                "user_id": user_id, "reason": str(exc)})
+        return None
+    return query
+
+
+def _hybrid(broker, index, bm25_hits: list[Hit], query: list[float], user_id: int, session_id: int | None,
+            source_id: int, k: int, in_postgres: bool) -> list[Hit]:
+    """BM25 and vector ranks of the source's passages fused (BM25 alone where its chunks carry
+    no vectors)."""
+    if in_postgres:
+        embedded = db.one_on(broker, "document_embedded_one", user_id=user_id, document_id=source_id)[0]
+    else:
+        embedded = index.has_vectors(str(source_id))
+    if not embedded:
         return bm25_hits[:k]
     depth = max(k, FUSION_DEPTH)
     if in_postgres:
@@ -390,7 +422,7 @@ def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id
                           document_id=source_id, embedding=query, k=depth)
         vector_hits = [Hit(passage_id=r[0], source_id=str(r[1]), page=r[2], text=r[3], score=r[4]) for r in rows]
     else:
-        vector_hits = index.vector_search(query, source_id=source, k=depth)
+        vector_hits = index.vector_search(query, source_id=str(source_id), k=depth)
     return fuse_ranks(bm25_hits, vector_hits)[:k]
 
 

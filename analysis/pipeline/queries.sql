@@ -480,3 +480,41 @@ ORDER BY s.slot;
 UPDATE job_citations SET message_id = %(message_id)s
 WHERE job_id = %(job_id)s AND ordinal = %(ordinal)s AND verdict IS NULL
 RETURNING ordinal;
+
+-- source_sentences_insert --
+-- The embedded sentences of a source (schema/0053). Embeddings come as '{...}' literals, as
+-- in chunks_insert. A second writer of the same document and model (a lazy fill racing
+-- another, or the parse) changes nothing.
+INSERT INTO source_sentences (document_id, user_id, model, ordinal, page, text, embedding)
+SELECT %(document_id)s, %(user_id)s, %(model)s, s.ordinal, s.page, s.text, s.embedding::real[]
+FROM unnest(%(ordinals)s::int[], %(pages)s::int[], %(texts)s::text[], %(embeddings)s::text[])
+     AS s(ordinal, page, text, embedding)
+ON CONFLICT DO NOTHING;
+
+-- source_sentences_many --
+-- Every embedded sentence of one document of the user, by one model, in reading order.
+SELECT ordinal, page, text, embedding FROM source_sentences
+WHERE document_id = %(document_id)s AND user_id = %(user_id)s AND model = %(model)s
+ORDER BY ordinal;
+
+-- source_sentences_embedded_one --
+-- Whether the sentences of one document of the user were embedded by this model.
+SELECT EXISTS (SELECT 1 FROM source_sentences
+               WHERE document_id = %(document_id)s AND user_id = %(user_id)s AND model = %(model)s);
+
+-- source_sentence_nearest_one --
+-- pgvector only (the cast needs the extension): the sentence of one document of the user
+-- nearest a claim's embedding by cosine; reading order breaks ties.
+SELECT ordinal, page, text, 1 - (embedding::vector <=> %(embedding)s::real[]::vector) AS similarity
+FROM source_sentences
+WHERE document_id = %(document_id)s AND user_id = %(user_id)s AND model = %(model)s
+  AND cardinality(embedding) = cardinality(%(embedding)s::real[])
+ORDER BY embedding::vector <=> %(embedding)s::real[]::vector, ordinal
+LIMIT 1;
+
+-- document_page_chunks_many --
+-- The passages of one page of a document of the user, in order: where a sentence of that
+-- page is found among the passages.
+SELECT id, document_id, page, text FROM chunks
+WHERE document_id = %(document_id)s AND user_id = %(user_id)s AND page = %(page)s
+ORDER BY ordinal;

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pydantic import BaseModel, Field, computed_field, field_serializer
 
 from analysis import db
+from analysis.pipeline.judging.lexical.words import language
 from analysis.pipeline.judging.verdicts import Verdict
 from analysis.surface import terminal
 
@@ -34,6 +35,8 @@ VERDICT_LABELS = {
 }
 #: A citation extracted but not judged yet (its job is still running).
 PENDING = "pending"
+#: The languages a claim and its evidence are told apart in (``lexical.language``).
+LANGUAGE_NAMES = {"de": "German", "en": "English"}
 #: Shown where the database holds no value yet (judge, match method of an older job).
 NONE = "—"
 #: What a finished report of a thesis without citations says in place of its table.
@@ -150,6 +153,16 @@ class ReportCitation(BaseModel):
     def number(self) -> int:
         """The citation's number as people count (1, 2, ...)."""
         return self.ordinal + 1
+
+    @computed_field
+    @property
+    def cross_language(self) -> str | None:
+        """"German claim, English source" when the evidence shown is in another language than the
+        claim (found across languages by the embedder: read both); None when they agree."""
+        if not self.evidence or not self.claim:
+            return None
+        claim, source = language(self.claim), language(self.evidence)
+        return None if claim == source else f"{LANGUAGE_NAMES[claim]} claim, {LANGUAGE_NAMES[source]} source"
 
     @computed_field
     @property
@@ -608,8 +621,9 @@ def _citation_row(report: Report, c: ReportCitation, e) -> str:
                + (f'<div class="carried">carried over from job {e(report.job.delta_of)}</div>'
                   if c.carried_over else ""))
     evidence = (f"<blockquote>{e(c.evidence)}</blockquote>" if c.evidence else "")
-    evidence += (f'<div class="evidence-page">source p. {e(c.evidence_page)}</div>'
-                 if c.evidence_page is not None else "")
+    evidence += (f'<div class="evidence-page">source p. {e(c.evidence_page)}'
+                 + (f' · <span class="cross-language">{e(c.cross_language)}</span>' if c.cross_language else "")
+                 + "</div>" if c.evidence_page is not None else "")
     return (f'<tr class="citation v-{e(key)}" id="citation-{c.number}" data-verdict="{e(key)}">'
             f'<td class="n">{c.number}</td><td class="verdict">{verdict}</td>'
             f'<td class="claim"><div class="marker">{e(c.marker)}</div><p>{e(c.claim)}</p>'

@@ -183,6 +183,8 @@ class Reported:
     verdict: str | None
     confidence: float | None
     rationale: str | None = None
+    evidence_page: int | None = None
+    evidence: str | None = None
 
 
 @dataclass
@@ -211,6 +213,27 @@ class Case:
     similarity: float | None = None
     #: the kind of the judge's reason (`reason_kind`), for the aggregate table of reasons
     reason: str | None = None
+    #: the language of the cited source's text (``en``/``de``), None without a source
+    source_language: str | None = None
+    #: the pages of the source that hold the planted evidence: the label's ``evidence_pages``,
+    #: else [1] for a source of one page; None when unknown (a longer source, not labelled)
+    planted_evidence_pages: list[int] | None = None
+    #: the page of the evidence the report shows
+    evidence_page: int | None = None
+    #: the sentences of the source that state (or deny) the claim, where labelled (``evidence``)
+    planted_evidence: list[str] | None = None
+    #: the evidence the report shows
+    evidence: str | None = None
+
+    @property
+    def evidence_placed(self) -> bool:
+        """The evidence shown lies on a page that holds the planted evidence."""
+        return self.evidence_page is not None and self.evidence_page in (self.planted_evidence_pages or [])
+
+    @property
+    def evidence_holds_planted(self) -> bool:
+        """The evidence shown holds a planted evidence sentence (most of its words)."""
+        return any(evidence_holds(quote, self.evidence) for quote in self.planted_evidence or [])
 
     @property
     def resolved_right(self) -> bool:
@@ -253,24 +276,65 @@ def match(labels: list[dict], rows: list[Reported]) -> tuple[list[tuple[dict, Re
     return matched, len(rows) - len(taken_r)
 
 
-def cases_for(thesis: Thesis, rows: list[Reported]) -> tuple[list[Case], int]:
+def cases_for(thesis: Thesis, rows: list[Reported],
+              source_pages: dict[str, int | None] | None = None) -> tuple[list[Case], int]:
+    """The planted citations of a thesis with what was reported for them; ``source_pages``
+    (file name -> pages as parsed) tells where a source of one page holds its evidence."""
     lab = thesis.labels
     out = []
     matched, unmatched = match(lab["citations"], rows)
+    languages = source_languages(thesis)
     for label, row, sim in matched:
+        source = Path(label["source"]).name if label.get("source") else None
         case = Case(thesis=thesis.name, id=label["id"], language=lab["language"], style=lab["style"],
                     format=lab["format"], forms=label.get("forms", []), contradiction=label.get("contradiction", []),
-                    expected_verdict=label["verdict"],
-                    expected_source=Path(label["source"]).name if label.get("source") else None,
-                    expected_page=label.get("page"), marker=label["marker"], claim=label["claim"])
+                    expected_verdict=label["verdict"], expected_source=source,
+                    expected_page=label.get("page"), marker=label["marker"], claim=label["claim"],
+                    source_language=languages.get(source),
+                    planted_evidence_pages=planted_evidence_pages(label, (source_pages or {}).get(source)),
+                    planted_evidence=label.get("evidence"))
         if row is not None:
             case.found = True
             case.reported_marker, case.reported_claim, case.reported_page = row.marker, row.claim, row.page
             case.reported_source, case.verdict, case.confidence = row.source, row.verdict, row.confidence
             case.similarity = round(sim, 3)
             case.reason = reason_kind(row.rationale)
+            case.evidence_page, case.evidence = row.evidence_page, row.evidence
         out.append(case)
     return out, unmatched
+
+
+#: How much of a planted evidence sentence's words the evidence shown must hold to be it.
+EVIDENCE_MATCH = 0.6
+
+
+def evidence_holds(quote: str, shown: str | None) -> bool:
+    """Whether the evidence shown holds the planted sentence ``quote``: at least
+    `EVIDENCE_MATCH` of its content words (a passage holding it counts, as does a sentence cut
+    a little differently by the reader)."""
+    want = words(quote)
+    return bool(want) and len(want & words(shown)) >= EVIDENCE_MATCH * len(want)
+
+
+def planted_evidence_pages(label: dict, pages: int | None) -> list[int] | None:
+    """Where the planted evidence of a citation lies: its label's ``evidence_pages`` (written for
+    sources of more than one page), else page 1 of a source of one page, else unknown."""
+    if label.get("evidence_pages"):
+        return list(label["evidence_pages"])
+    return [1] if label.get("source") and pages == 1 else None
+
+
+def source_languages(thesis: Thesis) -> dict[str, str]:
+    """File name -> language (``en``/``de``) of each source, read from its text in spec/ (the
+    labels do not say it); empty when the folder has no spec."""
+    from analysis.pipeline.judging.lexical.words import language
+
+    spec_file = thesis.folder / "spec.json"
+    if not spec_file.exists():
+        return {}
+    spec = json.loads(spec_file.read_text())
+    return {Path(s["file"]).name: language((thesis.folder / "spec" / s["text"]).read_text())
+            for s in spec.get("sources", []) if (thesis.folder / "spec" / s.get("text", "")).is_file()}
 
 
 # -- figures --------------------------------------------------------------------------------
@@ -337,6 +401,7 @@ def figures(cases: list[Case], reported: int, unmatched: int) -> dict:
             reasons[f"{c.expected_verdict} -> {c.verdict}"][c.reason or "-"] += 1
     # Verdicts on the citations whose source was uploaded: what the judge decided.
     with_source = [c for c in found if c.expected_source is not None and c.resolved_right]
+    placed = [c for c in with_source if c.planted_evidence_pages]
     return {
         "planted": len(cases),
         "reported": reported,
@@ -365,6 +430,18 @@ def figures(cases: list[Case], reported: int, unmatched: int) -> dict:
             "reasons": {pair: dict(counts.most_common()) for pair, counts in sorted(reasons.items())},
             "supported_on_contradicted_number_or_direction": sum(
                 1 for c in found if c.verdict == "supported" and {"number", "direction"} & set(c.contradiction)),
+        },
+        # Resolved citations whose evidence shown lies on a page holding the planted evidence.
+        "evidence": {
+            "resolved": len(with_source), "measured": len(placed), "unknown_page": len(with_source) - len(placed),
+            "shown": sum(c.evidence_page is not None for c in placed),
+            "on_planted_page": sum(c.evidence_placed for c in placed),
+            "share": _ratio(sum(c.evidence_placed for c in placed), len(placed)),
+            "labelled_pages": sum(c.planted_evidence_pages != [1] for c in placed),
+            "labelled_pages_placed": sum(c.evidence_placed for c in placed if c.planted_evidence_pages != [1]),
+            # Where the planted evidence sentence is labelled: does the evidence shown hold it?
+            "sentence_labelled": sum(bool(c.planted_evidence) for c in with_source),
+            "sentence_held": sum(c.evidence_holds_planted for c in with_source),
         },
     }
 
@@ -396,6 +473,8 @@ def report(results: list[dict], cases: list[Case], judge: str, elapsed: float) -
         "by_style": group(lambda c: c.style),
         "by_format": group(lambda c: c.format),
         "by_form": by_form,
+        "cross_language": {"de claim, en source": figures(
+            [c for c in cases if c.language == "de" and c.source_language == "en"], 0, 0)["evidence"]},
         "cases": [asdict(c) for c in cases],
     }
 
@@ -455,6 +534,14 @@ def render(rep: dict) -> str:
         lines.append(f"  {tag:<10} {c['supported']} of {c['n']}")
     lines.append(f"  supported on a contradicted number or direction: "
                  f"{v['supported_on_contradicted_number_or_direction']}")
+    lines += ["", "evidence shown on the page of the source that holds the planted evidence (resolved citations)"]
+    for name, ev in (("all", o["evidence"]), *rep.get("cross_language", {}).items()):
+        lines.append(f"  {name:<20} {_pct(ev['share'])}  ({ev['on_planted_page']} of {ev['measured']}; "
+                     f"{ev['shown']} with evidence shown; {ev['labelled_pages_placed']} of {ev['labelled_pages']} "
+                     f"on labelled pages of longer sources; {ev['unknown_page']} of unknown page left out)")
+        if ev["sentence_labelled"]:
+            lines.append(f"  {'':<20} the planted evidence sentence shown: {ev['sentence_held']} of "
+                         f"{ev['sentence_labelled']} labelled")
     lines += ["", "the judge's reasons (planted -> judged: rule, count; aggregate, no citation shown)"]
     for pair, counts in v["reasons"].items():
         lines.append(f"  {pair}")
@@ -614,7 +701,8 @@ def reported_rows(run: Run) -> list[Reported]:
     names = {d: name for name, d in run.documents.items()}
     return [Reported(ordinal=c.ordinal, marker=c.marker, claim=c.claim, page=c.page,
                      source=names.get(c.source_document_id) if c.source_document_id else None,
-                     verdict=c.verdict, confidence=c.confidence, rationale=c.rationale)
+                     verdict=c.verdict, confidence=c.confidence, rationale=c.rationale, evidence_page=c.evidence_page,
+                     evidence=c.evidence)
             for c in pipeline.citations(run.user_id, run.job_id)]
 
 
@@ -631,6 +719,17 @@ def check_judge(judge: str | None) -> None:
         raise EvalFailed(f"the judge cannot be built: {exc} (see docs/howto/llm-judge.md)") from exc
 
 
+def source_pages(run: Run) -> dict[str, int | None]:
+    """File name -> pages as parsed, of the sources the job was admitted with."""
+    if run.job_id is None:
+        return {}
+    from analysis import messages
+    from analysis.surface import report as reports
+
+    built = reports.build(messages.broker_or_global(None), run.job_id, user_id=run.user_id)
+    return {s.filename: s.pages for s in built.sources} if built else {}
+
+
 def evaluate(dirs: list[str], *, judge: str | None = None, timeout: float = 600.0, threads: int = 8,
              say=lambda text: None) -> dict:
     """Run the theses through the pipeline and return the report (what ``--json`` prints)."""
@@ -641,7 +740,7 @@ def evaluate(dirs: list[str], *, judge: str | None = None, timeout: float = 600.
     results, cases = [], []
     for run in runs:
         rows = reported_rows(run)
-        found, unmatched = cases_for(run.thesis, rows)
+        found, unmatched = cases_for(run.thesis, rows, source_pages(run))
         cases += found
         lab = run.thesis.labels
         results.append({"thesis": run.thesis.name, "file": lab["thesis"], "language": lab["language"],

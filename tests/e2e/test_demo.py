@@ -29,6 +29,7 @@ def test_demo_runs_five_analyses_one_after_another_and_ends_with_verdicts(db, co
         # (the shipped offline judge decides only what its rules are measured to get right: on the
         # sample theses that is `uncertain` or `source missing` for every citation)
         assert "verdicts for thesis_retrieval_practice.pdf" in out and ("uncertain" in out or "supported" in out)
+        assert "retrieval hybrid" in out  # the bundled embedder is on by default
     # It ends with one job's HTML report, written where it says, one row per citation.
     last = out.strip().splitlines()[-1]
     assert last.startswith("the report of job ") and ": " in last, out

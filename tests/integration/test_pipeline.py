@@ -275,8 +275,9 @@ def test_analysis_extracts_every_planted_citation_and_the_offline_judge_gets_the
             assert row[3] == case["source"]
             if case["clear"]:
                 assert row[4] == case["expected"], case
+        # Hybrid by default: the bundled embedder embedded every source at parse time
         assert query(conn, "SELECT retrieval_mode, pending_citations FROM analysis_jobs WHERE id = %s",
-                     job_id) == [("bm25", 0)]
+                     job_id) == [("hybrid", 0)]
         views = pipeline.citations(1, job_id)
         assert [v.verdict for v in views] == [r[4] for r in found] and not any(v.carried_over for v in views)
         assert pipeline.citations(2, job_id) == []  # another user's job shows nothing
@@ -397,6 +398,7 @@ def embeddings_provider(monkeypatch):
     from tests.fakes.openai_server import FakeChatServer
 
     with FakeChatServer() as server:
+        monkeypatch.setenv("CITEQ_EMBEDDER", "openai")
         monkeypatch.setenv("CITEQ_EMBEDDINGS_MODEL", "fake-embed")
         monkeypatch.setenv("CITEQ_JUDGE_BASE_URL", server.base_url)
         yield server
@@ -409,11 +411,14 @@ def test_with_embeddings_chunks_carry_vectors_and_retrieval_is_hybrid_with_the_c
     session, docs = parsed_session(queue_broker, conn, 1)
     sources = [docs[n] for n in docs if not n.startswith("thesis")]
 
-    # Then every chunk was embedded at parse time, in batches
-    assert query(conn, "SELECT count(*) > 20, bool_and(cardinality(embedding) = %s) FROM chunks",
-                 EMBEDDING_DIM)[0] == (True, True)
+    # Then every chunk of a source was embedded at parse time (its sentences in batches, the
+    # passages pooled from them), and no chunk of a thesis
+    assert query(conn, "SELECT d.kind::text, count(*) > 5, bool_and(cardinality(c.embedding) = %s), "
+                       "bool_and(c.embedding IS NULL) FROM chunks c JOIN documents d ON d.id = c.document_id "
+                       "GROUP BY 1 ORDER BY 1", EMBEDDING_DIM) == [("source", True, True, False),
+                                                                     ("thesis", True, None, True)]
     parse_calls = embeddings_provider.request_count
-    assert parse_calls >= 7 and {p for p, _, _ in embeddings_provider.requests} == {"/v1/embeddings"}
+    assert parse_calls >= len(sources) and {p for p, _, _ in embeddings_provider.requests} == {"/v1/embeddings"}
 
     for thesis in THESES:
         job_id = start_analysis(conn, queue_broker, 1, docs[thesis], sources)

@@ -152,7 +152,7 @@ def test_json_report_is_in_the_openapi_document_and_matches_the_database(sample_
     again = client.get(f"/api/analyses/{job_id}/report?format=json", headers=auth(queue_broker, 1)).json()
     assert {**body, "generated_at": None} == {**again, "generated_at": None}
     assert body["job"]["id"] == job_id and body["job"]["status"] == "succeeded"
-    assert body["job"]["retrieval_mode"] == "bm25" and body["job"]["duration_seconds"] is not None
+    assert body["job"]["retrieval_mode"] == "hybrid" and body["job"]["duration_seconds"] is not None
     assert body["thesis"]["filename"] == "thesis_urban_heat.pdf" and body["thesis"]["pages"] >= 1
     assert body["total"] == body["judged"] == len(EXPECTED["thesis_urban_heat.pdf"])
     assert [(c["ordinal"], c["verdict"], c["evidence_page"]) for c in body["citations"]] == [

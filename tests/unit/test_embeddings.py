@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.pipeline.retrieval.embeddings import OpenAIEmbedder, embedder_from_env
+from analysis.pipeline.retrieval.embeddings import LocalEmbedder, OpenAIEmbedder, embedder_from_env, local_embedder
 from analysis.pipeline.providers.errors import (ProviderAuthFailed, ProviderBadResponse, ProviderModelNotFound,
                                                 ProviderRateLimited, ProviderUnavailable)
 from analysis.pipeline.retrieval.index import PassageIndex, PassageRecord
@@ -72,8 +72,14 @@ def test_embedder_reports_an_unreachable_provider_as_unavailable():
         embedder.embed(["a text"])
 
 
-def test_embedder_from_env_is_off_without_a_model_and_reuses_the_judges_endpoint():
-    assert embedder_from_env({"CITEQ_JUDGE_BASE_URL": "http://judge/v1"}) is None
+def test_embedder_from_env_is_local_by_default_off_on_request_and_the_openai_one_reuses_the_judges_endpoint():
+    assert isinstance(embedder_from_env({"CITEQ_JUDGE_BASE_URL": "http://judge/v1"}), LocalEmbedder)
+    assert embedder_from_env({}) is embedder_from_env({"CITEQ_EMBEDDER": " Local "}) is local_embedder()
+    assert embedder_from_env({"CITEQ_EMBEDDER": "none", "CITEQ_EMBEDDINGS_MODEL": "e"}) is None
+    with pytest.raises(ValueError, match="CITEQ_EMBEDDINGS_MODEL"):
+        embedder_from_env({"CITEQ_EMBEDDER": "openai", "CITEQ_JUDGE_BASE_URL": "http://judge/v1"})
+    with pytest.raises(ValueError):
+        embedder_from_env({"CITEQ_EMBEDDER": "bert"})
     shared = embedder_from_env({"CITEQ_EMBEDDINGS_MODEL": "e", "CITEQ_JUDGE_BASE_URL": "http://judge/v1",
                                 "CITEQ_JUDGE_API_KEY": "k"})
     assert str(shared._client.base_url) == "http://judge/v1/" and shared.model == "e"

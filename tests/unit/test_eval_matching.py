@@ -75,3 +75,31 @@ def test_a_different_claim_is_no_match():
     labels = [label("a", "[1]", "Self-monitoring lowered systolic pressure", number=1)]
     matched, unmatched = ev.match(labels, [row(0, "[1]", "Heat waves raise mortality among older adults.")])
     assert matched[0][1] is None and unmatched == 1
+
+
+def test_evidence_figures_count_the_page_and_the_planted_sentence_shown():
+    quote = "Medication adherence, assessed by pill counts, did not differ between the groups."
+    label = {"source": "sources/a.pdf"}
+    assert ev.planted_evidence_pages(label, 1) == [1]
+    assert ev.planted_evidence_pages(label, 3) is None  # a longer source without a label: unknown
+    assert ev.planted_evidence_pages({**label, "evidence_pages": [2]}, 3) == [2]
+    assert ev.evidence_holds(quote, "After a year ... " + quote + " More text.")
+    assert ev.evidence_holds(quote, "Adherence (pill counts) did not differ between the groups.")
+    assert not ev.evidence_holds(quote, "Systolic blood pressure was 4.7 mmHg lower.")
+    assert not ev.evidence_holds(quote, None)
+
+    def case(page, shown, planted_pages=(1,), planted=None, lang="de"):
+        c = ev.Case(thesis="t", id="c", language=lang, style="apa", format="pdf", forms=[], contradiction=[],
+                    expected_verdict="supported", expected_source="a.pdf", expected_page=1, marker="m", claim="x",
+                    found=True, reported_source="a.pdf", verdict="uncertain", source_language="en",
+                    planted_evidence_pages=list(planted_pages), planted_evidence=planted)
+        c.evidence_page, c.evidence = page, shown
+        return c
+
+    cases = [case(1, quote, planted=[quote]), case(2, "Other words entirely here.", planted=[quote]),
+             case(None, None), case(2, quote, planted_pages=(2,), lang="en")]
+    figures = ev.figures(cases, 4, 0)["evidence"]
+
+    assert (figures["measured"], figures["on_planted_page"], figures["shown"]) == (4, 2, 3)
+    assert (figures["labelled_pages"], figures["labelled_pages_placed"]) == (1, 1)
+    assert (figures["sentence_labelled"], figures["sentence_held"]) == (2, 1)

@@ -68,3 +68,21 @@ def test_a_report_with_nothing_to_look_at_says_so():
     rows = [(0, "[1]", "claim", 1, 5, "s.pdf", None, "doi", None, "supported", 0.9, "q", 2, "why", None, None)]
     doc = report.render_html(report.assemble(_job_row(), rows))
     assert "Nothing needs attention: every citation is supported by its source." in doc
+
+
+def test_a_german_claim_with_english_evidence_says_so_with_the_evidence_page():
+    rows = [
+        (0, "(Achterberg 2020)", "Die Therapietreue unterschied sich zwischen den Gruppen nicht.", 2, 5, "s.pdf",
+         None, "author_year", None, "uncertain", 0.0,
+         "Medication adherence, assessed by pill counts, did not differ between the groups.", 2, "why", None, None),
+        (1, "(Achterberg 2020)", "Adherence did not differ between the groups.", 3, 5, "s.pdf", None,
+         "author_year", None, "supported", 0.8,
+         "Medication adherence, assessed by pill counts, did not differ between the groups.", 2, "why", None, None),
+    ]
+    built = report.assemble(_job_row(), rows)
+
+    assert [c.cross_language for c in built.citations] == ["German claim, English source", None]
+    assert '"cross_language": "German claim, English source"' in report.render_json(built)
+    doc = report.render_html(built)
+    assert doc.count("source p. 2") == 2
+    assert doc.count('source p. 2 · <span class="cross-language">German claim, English source</span>') == 1

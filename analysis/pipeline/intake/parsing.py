@@ -18,10 +18,12 @@ The reader runs in a child process under a CPU-time, memory and wall-clock budge
 reason that retrying cannot fix fails the item (``document_not_stored``) instead of leaving
 it ``running`` to be retried.
 
-When an embedding provider is configured (analysis/pipeline/retrieval/embeddings.py), the passages are
-embedded before their transaction — no network call holds a database transaction open.
-Embeddings only improve retrieval, so a provider failure never fails the item: its
-chunks are stored without embeddings and retrieval of that document is BM25 alone.
+With an embedder (analysis/pipeline/retrieval/embeddings.py; the bundled local model by default), a
+source's sentences (for the evidence sentence, analysis/pipeline/retrieval/evidence.py) are embedded,
+and its passages get the mean of their sentences' vectors, before their transaction — no computation or network call holds a database
+transaction open. A thesis is not embedded: nothing searches it. Embeddings only improve
+retrieval, so an embedder failure never fails the item: its chunks are stored without
+embeddings and retrieval of that document is BM25 alone (its sentences are embedded on first use).
 """
 
 from __future__ import annotations
@@ -34,14 +36,16 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import psycopg2
 
 from analysis import db, messages
-from analysis.pipeline.retrieval.chunking import split_passages
+from analysis.pipeline.retrieval.chunking import Passage, split_page_sentences, split_passages
 from analysis.inputs import DOI_PATTERN
 from analysis.pipeline.citations import find_doi
 from analysis.pipeline.documents.cleantext import clean_tree
+from analysis.pipeline.retrieval import evidence
 from analysis.pipeline.retrieval.embeddings import embedder_for
 from analysis.pipeline.providers.errors import ProviderError
 from analysis.pipeline.documents.pdftext import ParseError
@@ -102,11 +106,11 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
         return True
     pages = document.pages
     passages = split_passages(pages)
-    embeddings = _embed(item_id, [p.text for p in passages])
+    embedded = _embed(item_id, kind, passages, split_page_sentences(pages))
     metadata = _metadata(pages, doi, document.metadata)
     try:
         document_id = _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages,
-                                     embeddings, metadata, size, sha256, attempts, document.structure())
+                                     embedded, metadata, size, sha256, attempts, document.structure())
     except _ClaimLost:
         return True  # claimed again by another delivery meanwhile: its document wins, ours rolled back
     except psycopg2.OperationalError:
@@ -151,7 +155,7 @@ def _staged_file(broker, item_id: int, size: int) -> Iterator[Path]:
         path.unlink(missing_ok=True)
 
 
-def _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages, embeddings,
+def _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages, embedded,
                    metadata, size, sha256, attempts, structure) -> int:
     """Write a parsed document, its pages and chunks, and mark the item parsed; one transaction."""
     with broker.transaction() as cur:
@@ -164,7 +168,10 @@ def _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pa
                texts=[p.text for p in pages])
         db.one(cur, "chunks_insert", document_id=document_id, user_id=user_id,
                ordinals=[p.ordinal for p in passages], pages=[p.page for p in passages],
-               texts=[p.text for p in passages], embeddings=embeddings)
+               texts=[p.text for p in passages], embeddings=embedded.passages)
+        if embedded.sentences:
+            evidence.store_sentences(cur, document_id=document_id, user_id=user_id, model=embedded.model,
+                                     pages=pages, vectors=embedded.sentences)
         if kind == "source":
             db.one(cur, "session_source_link_one", session_id=session_id, document_id=document_id,
                    user_id=user_id)
@@ -174,19 +181,31 @@ def _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pa
     return document_id
 
 
-def _embed(item_id: int, texts: Sequence[str]) -> list[str | None]:
-    """The passages' embeddings as ``real[]`` literals; all None without a configured
-    provider or when it fails (logged: the item parses anyway, BM25 alone for it)."""
+class _Embedded(NamedTuple):
+    """What the parse embedded of a document: its passages' vectors as ``real[]`` literals (None
+    each when not embedded) and its sentences' vectors (empty when not embedded)."""
+
+    passages: list[str | None]
+    sentences: list[list[float]]
+    model: str | None
+
+
+def _embed(item_id: int, kind: str, passages: Sequence[Passage], sentences: Sequence[Passage]) -> _Embedded:
+    """Embed a source's sentences, and its passages as the mean of the sentences they hold
+    (:func:`evidence.pooled_passage_vectors`); nothing for a thesis, without an embedder, or when
+    it fails (logged: the item parses anyway, BM25 alone for it)."""
+    nothing = _Embedded([None] * len(passages), [], None)
     try:
         embedder = embedder_for(os.environ)
-        if embedder is None or not texts:
-            return [None] * len(texts)
-        vectors = embedder.embed(texts)
+        if embedder is None or kind != "source" or not passages:
+            return nothing
+        sentence_vectors = embedder.embed([s.text for s in sentences]) if sentences else []
+        vectors = evidence.pooled_passage_vectors(passages, sentences, sentence_vectors, embedder.embed)
     except (ProviderError, ValueError) as exc:
         logger.warning("passages not embedded", extra={"action": "embedding_failed", "item_id": item_id,
                                                        "reason": str(exc)})
-        return [None] * len(texts)
-    return ["{" + ",".join(repr(x) for x in v) + "}" for v in vectors]
+        return nothing
+    return _Embedded(evidence.vector_literals(vectors), sentence_vectors, embedder.name)
 
 
 def _budget(settings: PipelineSettings) -> dict:

@@ -1,4 +1,4 @@
-"""Split page text into passages for retrieval, and text into sentences.
+"""Split page text into passages for retrieval, and text (or pages) into sentences.
 
 A passage never crosses a page boundary, so every passage (and every piece of
 evidence shown to a user) has exactly one page number. Inside a page, passages
@@ -96,6 +96,21 @@ def split_passages(
         for text in _page_passages(page.text, target_words, overlap):
             passages.append(Passage(ordinal=len(passages), page=page.number, text=text))
     return passages
+
+
+#: A "sentence" shorter than this is a heading, a caption or a line of a table: no evidence.
+MIN_SENTENCE_WORDS = 5
+
+
+def split_page_sentences(pages: Iterable[Page], *, min_words: int = MIN_SENTENCE_WORDS) -> list[Passage]:
+    """The sentences of the pages with their page numbers (``ordinal`` counts the sentences kept),
+    leaving out those shorter than ``min_words`` words: what the evidence sentence is chosen from."""
+    found: list[Passage] = []
+    for page in pages:
+        for sentence in split_sentences(page.text):
+            if _count(sentence) >= min_words:
+                found.append(Passage(ordinal=len(found), page=page.number, text=sentence))
+    return found
 
 
 def _page_passages(text: str, target: int, overlap: int) -> list[str]:

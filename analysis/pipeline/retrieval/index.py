@@ -66,13 +66,21 @@ class PassageRecord(BaseModel):
 
 
 class Hit(BaseModel):
-    """A retrieved passage with its score (BM25, or fused RRF score)."""
+    """A retrieved passage with its score (BM25, or fused RRF score).
+
+    Retrieval sets ``focus`` on the first hit of a claim when there is an embedder: the
+    sentence of the whole cited source closest to the claim (analysis/pipeline/retrieval/evidence.py),
+    its page and its cosine; the passage holding it is among the hits.
+    """
 
     passage_id: int | str
     source_id: str
     page: int
     text: str
     score: float
+    focus: str | None = None
+    focus_page: int | None = None
+    focus_similarity: float | None = None
 
 
 def tokenize(text: str) -> list[str]:
