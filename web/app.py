@@ -207,11 +207,12 @@ def _digest(path: Path) -> str:
 def _allowed_methods(request: Request) -> list[str]:
     from starlette.routing import Match
 
-    methods = set()
-    for route in request.app.router.routes:
-        if getattr(route, "methods", None) and route.matches({**request.scope, "method": "GET"})[0] != Match.NONE:
-            methods |= set(route.methods)
-    return sorted(methods)
+    matching = [route for route in request.app.router.routes
+                if getattr(route, "methods", None) and route.matches({**request.scope, "method": "GET"})[0] != Match.NONE]
+    # A path that a route without parameters names exactly is that route's path, as the OpenAPI
+    # document has it (POST /api/ops/dead-letters/retry is not DELETE /api/ops/dead-letters/{letter_id}).
+    literal = [route for route in matching if not getattr(route, "param_convertors", None)]
+    return sorted({method for route in (literal or matching) for method in route.methods})
 
 
 def _job_or_404(broker, job_id: int, user_id: int) -> views.JobView:
@@ -361,14 +362,14 @@ def _ops_routes(app: FastAPI) -> None:
         """Dead letters, newest first."""
         return admin.dead_letters(request.app.state.broker, queue_name=queue, limit=max(1, min(limit, 1000)))
 
-    @app.post("/api/ops/dead-letters/{letter_id}/retry", tags=["ops"])
+    @app.post("/api/ops/dead-letters/{letter_id:int}/retry", tags=["ops"])
     def retry(request: Request, letter_id: PathId, _=Depends(operator)):
         """Put one dead letter back on its queue."""
         if admin.retry_dead_letters(request.app.state.broker, ids=[letter_id]) == 0:
             raise ApiError(404, "unknown_dead_letter", f"no dead letter {letter_id}", id=letter_id)
         return {"retried": 1}
 
-    @app.delete("/api/ops/dead-letters/{letter_id}", tags=["ops"])
+    @app.delete("/api/ops/dead-letters/{letter_id:int}", tags=["ops"])
     def purge(request: Request, letter_id: PathId, _=Depends(operator)):
         """Delete one dead letter for good."""
         if admin.purge_dead_letters(request.app.state.broker, ids=[letter_id]) == 0:
