@@ -62,8 +62,6 @@ did before it became a table (issue 23).
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from analysis.pipeline.judging.offline import OfflineJudge
@@ -80,7 +78,7 @@ FLOORS = {"judge_cases_heldout.jsonl": (0.92, 0.41), "judge_cases_heldout2.jsonl
 #: h7-hausarzt-09, h8-museumvisit-09 and h9-inoculation-09 joined the list). The shipped judge
 #: turns none of them into a `supported` (`test_the_calibrated_judge_supports_no_contradiction`).
 KNOWN_MISSES = {"judge_cases_heldout2.jsonl": ["h2_en_battery_06"],
-                "judge_cases_heldout7.jsonl": ["h7-hausarzt-09", "h7-agripv-08"],
+                "judge_cases_heldout7.jsonl": ["h7-breakfast-09", "h7-hausarzt-09", "h7-agripv-08"],
                 "judge_cases_heldout8.jsonl": ["h8-museumvisit-09", "h8-esports-08", "h8-moorvernaessung-08"],
                 "judge_cases_heldout9.jsonl": ["h9-inoculation-09", "h9-pruefungsangst-09"],
                 "judge_cases_heldout10.jsonl": ["h10-coral-03", "h10-coral-06", "h10-hybridwork-08",
@@ -111,9 +109,6 @@ def test_decided_verdicts_stay_above_the_floor(batch) -> None:
 
 def test_a_contradicted_number_or_direction_is_never_supported(batch) -> None:
     name, _, figures = batch
-    if sys.version_info >= (3, 12) and name == "judge_cases_heldout7.jsonl":
-        pytest.xfail("known defect: on Python 3.12+ the offline judge decides h7-breakfast-09 differently than "
-                     "on 3.11 (found by CI's newest-Python leg at the end of the session, not yet traced)")
     assert figures["contradicted_supported"] == KNOWN_MISSES.get(name, []), name
 
 

@@ -4,6 +4,7 @@ said of, and the guards on direction and on a condition the claim drops.
 
 from __future__ import annotations
 
+import math
 import re
 
 from analysis.pipeline.judging import lexical
@@ -106,7 +107,7 @@ def _paired_directions(claim: str, clause: str, axis: str) -> str | None:
     theirs = _direction_subjects(clause, axis)
     verdict = "agree"
     for sign, words in _direction_subjects(claim, axis):
-        scored = sorted(((sum(w * other[t] for t, w in words.items() if t in other), s) for s, other in theirs),
+        scored = sorted(((math.fsum(w * other[t] for t, w in words.items() if t in other), s) for s, other in theirs),
                         reverse=True)
         if not scored or scored[0][0] == 0 or (len(scored) > 1 and scored[1][0] == scored[0][0]
                                                and scored[1][1] != scored[0][1]):
