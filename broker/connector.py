@@ -73,7 +73,9 @@ class Connector:
                 self._pool = Pool(self.url, size=self.settings.pool_size, timeout=self.settings.pool_timeout,
                                   idle_seconds=self.settings.pool_idle_seconds,
                                   application_name=self.application_name,
-                                  prepared_statements=self.settings.prepared_statements)
+                                  prepared_statements=self.settings.prepared_statements,
+                                  synchronous_acks=self.settings.synchronous_acks,
+                                  idle_transaction_timeout_ms=self.settings.idle_transaction_timeout_ms)
             return self._pool
 
     @property

@@ -40,10 +40,15 @@ class Pool:
     """At most ``size`` connections to ``dsn``, shared by the threads of one process."""
 
     def __init__(self, dsn: str, *, size: int, timeout: float, idle_seconds: float = 30.0,
-                 application_name: str = "citeq", prepared_statements: bool = True) -> None:
+                 application_name: str = "citeq", prepared_statements: bool = True,
+                 synchronous_acks: bool = False, idle_transaction_timeout_ms: int | None = None) -> None:
         self.dsn = dsn
         #: False behind a transaction pooler: its connections never PREPARE (broker/sql.py).
         self.prepared_statements = prepared_statements
+        #: True: the named queries' asynchronous commits are synchronous (broker/sql.py).
+        self.synchronous_acks = synchronous_acks
+        #: The sessions' idle_in_transaction_session_timeout (None: the server's).
+        self.idle_transaction_timeout_ms = idle_transaction_timeout_ms
         self.size = size
         self.timeout = timeout
         self.idle_seconds = idle_seconds
@@ -74,6 +79,19 @@ class Pool:
             raise DatabaseUnavailable(f"cannot connect to the database: {exc}".strip()) from exc
         if not self.prepared_statements:
             sql.never_prepare(conn)
+        if self.synchronous_acks:
+            sql.always_synchronous(conn)
+        if self.idle_transaction_timeout_ms is not None:
+            try:
+                conn.autocommit = True
+                with conn.cursor() as cur:
+                    cur.execute("SET idle_in_transaction_session_timeout = %s", (self.idle_transaction_timeout_ms,))
+                conn.autocommit = False
+            except psycopg2.Error as exc:
+                conn.close()
+                if connection_lost(exc):
+                    raise DatabaseUnavailable(f"cannot connect to the database: {exc}".strip()) from exc
+                raise
         return conn
 
     def getconn(self) -> psycopg2.extensions.connection:

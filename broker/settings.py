@@ -130,6 +130,16 @@ class BrokerSettings(EnvSettings):
         None, "CITEQ_LISTEN_URL",
         "PostgreSQL URL of a direct (or session-pooled) connection for LISTEN wake-ups; unset: DATABASE_URL, "
         "or none at all with CITEQ_TRANSACTION_POOLING")
+    synchronous_acks: bool = env_field(
+        False, "CITEQ_SYNCHRONOUS_ACKS",
+        "workers' acks, claims and job transitions wait for the commit to be flushed (and, with synchronous "
+        "replication, for the standby) like every other write; off, they skip it: a crash or failover then "
+        "loses only the newest of them, in order, and the message runs again")
+    idle_transaction_seconds: float | None = env_field(
+        None, "CITEQ_IDLE_TRANSACTION_SECONDS",
+        "the server ends a citeq session that sits inside a transaction this long (its locks go with it: a "
+        "worker host cut off mid-transaction holds no row past its lease); unset: the lease; 0: never",
+        ge=0)
     retention_seconds: float = env_field(
         3600.0, "CITEQ_RETENTION_SECONDS", "finished messages (and idempotency keys) are deleted after this",
         ge=0)
@@ -142,6 +152,17 @@ class BrokerSettings(EnvSettings):
         statement prepared on one is missing on the next (PgBouncer before 1.21, and any
         version for SQL-level ``PREPARE``, which psycopg2 speaks)."""
         return not self.transaction_pooling
+
+    @property
+    def idle_transaction_timeout_ms(self) -> int | None:
+        """The sessions' ``idle_in_transaction_session_timeout`` in ms, or None to leave the
+        server's. Never set behind a transaction pooler: there a ``SET`` would stay on a server
+        connection that other clients share (PgBouncer's own ``idle_transaction_timeout`` is
+        the setting there)."""
+        seconds = self.lease_seconds if self.idle_transaction_seconds is None else self.idle_transaction_seconds
+        if self.transaction_pooling or seconds <= 0:
+            return None
+        return max(int(seconds * 1000), 1)
 
     @property
     def heartbeat_interval(self) -> float:

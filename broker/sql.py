@@ -94,6 +94,19 @@ def never_prepare(conn) -> None:
     _unprepared.add(conn)
 
 
+#: Connections whose named queries keep every commit synchronous (see :func:`always_synchronous`).
+_synchronous: weakref.WeakSet = weakref.WeakSet()
+#: The line by which a worker-side query skips the synchronous commit (acks, claims, transitions).
+ASYNC_COMMIT = "SET LOCAL synchronous_commit = off;\n"
+
+
+def always_synchronous(conn) -> None:
+    """Send the named queries on ``conn`` without their :data:`ASYNC_COMMIT` line, so that
+    their commits wait like every other (``CITEQ_SYNCHRONOUS_ACKS``): with synchronous
+    replication, a failover then loses no ack, claim or job transition."""
+    _synchronous.add(conn)
+
+
 #: A line of a query's description that asks for a prepared statement.
 PREPARE_DIRECTIVE = "-- @prepared"
 
@@ -110,6 +123,8 @@ def statement_text(cursor, name: str, query: str, params: dict, *, prepare: bool
     :func:`never_prepare`), that text is an ``EXECUTE``
     of the statement, prepared on the connection's first use in a round trip of its own
     (so that a failure cannot leave it half made)."""
+    if cursor.connection in _synchronous:
+        query = query.replace(ASYNC_COMMIT, "")
     if not (prepare or (prepare is None and PREPARE_DIRECTIVE in query)) or cursor.connection in _unprepared:
         return cursor.mogrify(query, params)
     prepared = prepared_query(name, query)

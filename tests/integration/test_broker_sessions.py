@@ -1,0 +1,87 @@
+"""What the broker's pooled sessions are told by the settings (issue 26): a session left
+inside a transaction is ended by the server after the idle-transaction timeout (by default
+the lease), so a worker cut off mid-transaction holds no lock past its lease; and with
+``CITEQ_SYNCHRONOUS_ACKS`` the workers' acks and transitions commit synchronously."""
+
+from __future__ import annotations
+
+import pytest
+
+from broker import DatabaseUnavailable, PostgresBroker, sql
+from tests.conftest import query, wait_for
+
+
+def _session_setting(broker: PostgresBroker, name: str) -> str:
+    with broker.connection() as conn, conn.cursor() as cur:
+        cur.execute("SELECT current_setting(%s)", (name,))
+        return cur.fetchone()[0]
+
+
+def test_the_idle_transaction_timeout_is_the_lease_by_default(db) -> None:
+    broker = PostgresBroker(url=db, lease_seconds=7)
+    try:
+        assert _session_setting(broker, "idle_in_transaction_session_timeout") == "7s"
+    finally:
+        broker.close()
+
+
+def test_zero_leaves_the_servers_idle_transaction_timeout(db) -> None:
+    broker = PostgresBroker(url=db, idle_transaction_seconds=0)
+    try:
+        assert _session_setting(broker, "idle_in_transaction_session_timeout") == "0"
+    finally:
+        broker.close()
+
+
+def test_a_transaction_pooler_endpoint_gets_no_session_setting(db) -> None:
+    broker = PostgresBroker(url=db, transaction_pooling=True)
+    try:
+        assert _session_setting(broker, "idle_in_transaction_session_timeout") == "0"
+    finally:
+        broker.close()
+
+
+def test_a_session_left_inside_a_transaction_loses_its_locks_to_the_server(db, conn) -> None:
+    query(conn, "CREATE TABLE IF NOT EXISTS lock_probe (id int PRIMARY KEY)")
+    query(conn, "INSERT INTO lock_probe VALUES (1) ON CONFLICT DO NOTHING")
+    broker = PostgresBroker(url=db, idle_transaction_seconds=0.5)
+    try:
+        with pytest.raises(DatabaseUnavailable), broker.connection() as held, held.cursor() as cur:
+            # A worker mid-transaction whose link went down: it holds a row lock and sends nothing.
+            cur.execute("BEGIN; SELECT pg_backend_pid(); ")
+            cur.execute("SELECT id FROM lock_probe WHERE id = 1 FOR UPDATE")
+            pid = query(conn, "SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' "
+                              "AND query LIKE '%%lock_probe%%'")[0][0]
+            wait_for(lambda: not query(conn, "SELECT 1 FROM pg_stat_activity WHERE pid = %s", pid),
+                     timeout=30, message="the server ended the idle transaction's session")
+            # Its lock went with it: another session takes the row at once.
+            assert query(conn, "SELECT id FROM lock_probe WHERE id = 1 FOR UPDATE NOWAIT") == [(1,)]
+            cur.execute("SELECT 1")  # the session is gone: the broker says so, typed
+    finally:
+        broker.close()
+        query(conn, "DROP TABLE IF EXISTS lock_probe")
+
+
+@pytest.mark.parametrize("synchronous", [False, True])
+def test_synchronous_acks_keep_the_worker_side_commits_synchronous(db, synchronous) -> None:
+    broker = PostgresBroker(url=db, synchronous_acks=synchronous)
+    named = "SET LOCAL synchronous_commit = off;\nSELECT current_setting('synchronous_commit')"
+    try:
+        with broker.connection() as conn, conn.cursor() as cur:
+            # The transaction's own level, as a server with synchronous replication would have.
+            cur.execute("BEGIN; SET LOCAL synchronous_commit = remote_apply")
+            cur.execute(sql.statement_text(cur, "probe", named, {}))
+            setting = cur.fetchone()[0]
+            cur.execute("ROLLBACK")
+        assert setting == ("remote_apply" if synchronous else "off")
+    finally:
+        broker.close()
+
+
+def test_every_asynchronous_commit_of_the_named_queries_is_the_line_the_setting_removes() -> None:
+    from analysis import db
+
+    for queries in (sql.broker_queries(), db.QUERIES):
+        for name, text in queries.items():
+            if "synchronous_commit" in text:
+                assert sql.ASYNC_COMMIT in text + "\n", f"{name}: spelled otherwise than sql.ASYNC_COMMIT"
