@@ -47,7 +47,7 @@ def parse(parse_job_id: int) -> None:
 
 def _retry_provider_trouble(retries: int, exception: Exception) -> bool:
     return retries < JUDGE_RETRIES and isinstance(
-        exception, (ProviderBusy, ProviderUnavailable, ProviderBadResponse, dramatiq.errors.ConnectionError))
+        exception, (ProviderBusy, ProviderUnavailable, ProviderBadResponse, dramatiq.errors.BrokerConnectionError))
 
 
 @dramatiq.actor(actor_name=pipeline.JUDGE_ACTOR, queue_name=pipeline.JUDGE_QUEUE, retry_when=_retry_provider_trouble,

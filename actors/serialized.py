@@ -146,7 +146,7 @@ class SerializedJobs(Middleware):
             try:
                 self._batches(broker)[1].submit(userqueue.Completion.of(job, outcome))
                 return
-            except dramatiq.errors.ConnectionError:
+            except dramatiq.errors.BrokerConnectionError:
                 time.sleep(backoff.delay(attempt, first=0.2, cap=5.0, jitter=False))
         # Dead-letter the message: the stall sweeper then fails the job (refunded) and the
         # user's queue moves on, instead of the job staying "running" forever.
