@@ -17,26 +17,16 @@ def _session_setting(broker: PostgresBroker, name: str) -> str:
         return cur.fetchone()[0]
 
 
-def test_the_idle_transaction_timeout_is_the_lease_by_default(db) -> None:
-    broker = PostgresBroker(url=db, lease_seconds=7)
+@pytest.mark.parametrize("settings,timeout", [
+    ({"lease_seconds": 7}, "7s"),                       # by default, the lease
+    ({"idle_transaction_seconds": 2.5}, "2500ms"),
+    ({"idle_transaction_seconds": 0}, "0"),             # 0: the server's own (here: none)
+    ({"transaction_pooling": True}, "0"),               # never sent through a transaction pooler
+], ids=["lease", "set", "zero", "transaction-pooler"])
+def test_each_session_is_told_its_idle_transaction_timeout(db, settings, timeout) -> None:
+    broker = PostgresBroker(url=db, **settings)
     try:
-        assert _session_setting(broker, "idle_in_transaction_session_timeout") == "7s"
-    finally:
-        broker.close()
-
-
-def test_zero_leaves_the_servers_idle_transaction_timeout(db) -> None:
-    broker = PostgresBroker(url=db, idle_transaction_seconds=0)
-    try:
-        assert _session_setting(broker, "idle_in_transaction_session_timeout") == "0"
-    finally:
-        broker.close()
-
-
-def test_a_transaction_pooler_endpoint_gets_no_session_setting(db) -> None:
-    broker = PostgresBroker(url=db, transaction_pooling=True)
-    try:
-        assert _session_setting(broker, "idle_in_transaction_session_timeout") == "0"
+        assert _session_setting(broker, "idle_in_transaction_session_timeout") == timeout
     finally:
         broker.close()
 
