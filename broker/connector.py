@@ -97,7 +97,7 @@ class Connector:
                 conn.autocommit = True
                 if self._first_use is None:
                     with conn.cursor() as cur:
-                        cur.execute(self.queries["database_now"])
+                        cur.execute(self.queries["database_now_one"])
                         self._first_use = cur.fetchone()[0]
                 yield conn
         except psycopg2.Error as exc:

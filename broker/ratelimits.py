@@ -72,7 +72,7 @@ class PostgresRateLimiterBackend(RateLimiterBackend):
 
     def wait_notify(self, key, ttl):
         """Set ``key`` until ``ttl`` ms from now: every :meth:`wait` on it returns True."""
-        self.broker.execute("rate_limit_set_one", key=key, value=1, ttl_ms=ttl)
+        self.broker.execute("rate_limit_set", key=key, value=1, ttl_ms=ttl)
 
     def prune(self) -> None:
         """Delete expired counters (the stall sweeper calls this)."""

@@ -45,14 +45,14 @@ class PostgresBackend(ResultBackend):
             self._database.close()
 
     def _get(self, message_key: str):
-        rows = self._database.execute("get_result", message_key=message_key)
+        rows = self._database.execute("result_get_one", message_key=message_key)
         if not rows:
             return Missing
         return self.encoder.decode(bytes(rows[0][0]))
 
     def _store(self, message_key: str, result, ttl: int) -> None:
         self._database.execute(
-            "store_result", message_key=message_key, result=self.encoder.encode(result), ttl_ms=ttl
+            "result_upsert", message_key=message_key, result=self.encoder.encode(result), ttl_ms=ttl
         )
 
 

@@ -3,6 +3,11 @@
 A file holds blocks that start with ``-- name --``; the block's text up to the next
 header is the query. Parameters are psycopg2's ``%(named)s``. A block whose description
 has the line ``-- @prepared`` runs as a server-side prepared statement (the hot paths).
+
+Every ``queries.sql`` names its queries one way: subject first, then the verb, then how
+many rows come back: ``_one`` (at most one row), ``_many`` (any number), no suffix when the
+statement returns none (``message_insert_one``, ``messages_exchange_many``, ``leases_extend``).
+A read may name only what it returns (``queue_stats_many``).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ promoted. Then:
   been told was committed just before the crash (a snapshot read on the primary): messages
   enqueued, messages acked, jobs admitted. With synchronous replication nothing of it may be
   missing — except acks, which the broker commits without waiting (``synchronous_commit =
-  off`` in exchange_messages): a lost ack is a re-delivery, and the job it carried does not
+  off`` in messages_exchange_many): a lost ack is a re-delivery, and the job it carried does not
   run twice; with asynchronous replication the test reports what was missing (the tally
   line), and the after-checks show what the sweeps and the leases recovered.
 """
@@ -163,7 +163,7 @@ def test_the_primary_fails_over_to_its_standby_mid_batch(pair, tmp_path, request
             fleet.stop_all()
     if mode == "synchronous":
         # Acks (and claims) commit with synchronous_commit = off by design (broker/queries.sql,
-        # exchange_messages): one the standby had not yet received is a re-delivery, which the
+        # messages_exchange_many): one the standby had not yet received is a re-delivery, which the
         # checks above show ran no job twice. Everything else was waited for by the primary.
         committed = {k: v for k, v in missing.items() if k != "acked"}
         assert committed == dict.fromkeys(committed, 0), f"synchronous replication lost nothing: {missing}"
