@@ -85,8 +85,7 @@ class _Database:
             with self.pool.connection() as conn:
                 conn.autocommit = True
                 with conn.cursor() as cur:
-                    sql.execute(cur, query, self.queries[query], params)
-                    return cur.fetchall() if cur.description else []
+                    return self.queries.many(cur, query, **params)
         except BROKEN as exc:
             raise DatabaseUnavailable(str(exc).strip() or "database connection lost") from exc
 

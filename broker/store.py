@@ -18,7 +18,7 @@ from datetime import datetime
 import psycopg2.errors
 from dramatiq.message import Message
 
-from . import backoff, locks, sql
+from . import backoff, locks
 from .connector import Connector
 from .errors import DatabaseUnavailable
 from .settings import BrokerSettings
@@ -83,9 +83,9 @@ class MessageStore:
         first, held until the transaction ends (the commit of the caller's, or of this
         round trip's implicit one), so the send sees every earlier send and finish of its key."""
         if params.get("group_key") is None:
-            return [sql.statement_text(cur, "message_insert_one", self.queries["message_insert_one"], params)]
+            return [self.queries.text(cur, "message_insert_one", **params)]
         return [locks.group_lock_text(cur, params["queue_name"], params["group_key"]),
-                sql.statement_text(cur, "grouped_message_insert_one", self.queries["grouped_message_insert_one"], params)]
+                self.queries.text(cur, "grouped_message_insert_one", **params)]
 
     def _insert_on(self, conn, params: dict) -> Message | None:
         with conn.cursor() as cur:
@@ -93,8 +93,7 @@ class MessageStore:
             cur.execute(b";\n".join(self._insert_statements(cur, params)))
             if cur.fetchone() is not None:
                 return None
-            cur.execute(self.queries["message_by_idempotency_key_one"], params)
-            row = cur.fetchone()
+            row = self.queries.one(cur, "message_by_idempotency_key_one", **params)
         if row is None:  # pragma: no cover - the winner was pruned between the statements
             raise DatabaseUnavailable("idempotency key conflict could not be resolved; retry the send")
         return Message.decode(bytes(row[0]))
@@ -120,12 +119,11 @@ class MessageStore:
     def _insert_many_statements(self, cur, params: dict, grouped: dict | None) -> list[bytes]:
         statements = []
         if params["message_ids"]:
-            statements.append(sql.statement_text(cur, "messages_insert_many", self.queries["messages_insert_many"], params))
+            statements.append(self.queries.text(cur, "messages_insert_many", **params))
         if grouped is not None:
             groups = sorted(set(zip(grouped["queue_names"], grouped["group_keys"])))
             statements += [locks.group_locks_text(cur, groups),
-                           sql.statement_text(cur, "grouped_messages_insert_many",
-                                              self.queries["grouped_messages_insert_many"], grouped)]
+                           self.queries.text(cur, "grouped_messages_insert_many", **grouped)]
         return statements
 
     # -- consuming -------------------------------------------------------------------------
@@ -145,9 +143,8 @@ class MessageStore:
         with self.connector.connection() as conn, conn.cursor() as cur:
             cur.execute(b";\n".join([
                 locks.group_locks_text(cur, groups),
-                sql.statement_text(cur, "grouped_messages_finish_many", self.queries["grouped_messages_finish_many"],
-                                   self._finish_params(g_acks, g_nacks, groups)),
-                sql.statement_text(cur, "messages_exchange_many", self.queries["messages_exchange_many"], params),
+                self.queries.text(cur, "grouped_messages_finish_many", **self._finish_params(g_acks, g_nacks, groups)),
+                self.queries.text(cur, "messages_exchange_many", **params),
             ]))
             rows = cur.fetchall()
             rejected = _rejected_notices(conn)
@@ -189,9 +186,8 @@ class MessageStore:
         with self.connector.connection() as conn, conn.cursor() as cur:
             timeout = b"" if lock_timeout_ms is None else cur.mogrify(
                 "SET LOCAL lock_timeout = %s;\n", (int(lock_timeout_ms),))
-            cur.execute(timeout + locks.group_locks_text(cur, groups) + b";\n" + sql.statement_text(
-                cur, "grouped_messages_finish_many", self.queries["grouped_messages_finish_many"], params))
-            rows = cur.fetchall()
+            rows = self.queries.many_after(cur, timeout + locks.group_locks_text(cur, groups),
+                                          "grouped_messages_finish_many", **params)
             _rejected_notices(conn)
             return rows
 
@@ -271,11 +267,11 @@ class MessageStore:
     def prune(self, limit: int = 10_000) -> int:
         """Delete finished messages past the retention, expired results and stale workers."""
         with self.connector.connection() as conn, conn.cursor() as cur:
-            cur.execute(self.queries["messages_prune_finished"],
-                        {"retention_seconds": self.settings.retention_seconds, "limit": limit})
+            self.queries.execute(cur, "messages_prune_finished",
+                                 retention_seconds=self.settings.retention_seconds, limit=limit)
             pruned = cur.rowcount
-            cur.execute(self.queries["results_prune_expired"], {"limit": limit})
-            cur.execute(self.queries["workers_prune"], {"stale_seconds": self.settings.lease_seconds})
+            self.queries.execute(cur, "results_prune_expired", limit=limit)
+            self.queries.execute(cur, "workers_prune", stale_seconds=self.settings.lease_seconds)
         return pruned
 
     # -- joins, flushes and operators --------------------------------------------------------
@@ -303,18 +299,17 @@ class MessageStore:
     def retry_dead_letters(self, ids: list[int] | None, queue_name: str | None, fresh) -> int:
         """Put dead letters back on their queues, each payload passed through ``fresh``."""
         with self.connector.transaction() as cur:
-            cur.execute(self.queries["dead_letters_lock_many"], {"ids": ids, "queue_name": queue_name})
-            rows = [(row_id, fresh(bytes(payload))) for row_id, payload in cur.fetchall()]
+            rows = [(row_id, fresh(bytes(payload)))
+                    for row_id, payload in self.queries.many(cur, "dead_letters_lock_many", ids=ids, queue_name=queue_name)]
             if not rows:
                 return 0
-            cur.execute(self.queries["dead_letters_retry_many"],
-                        {"ids": [r[0] for r in rows], "payloads": [r[1] for r in rows]})
-            retried = cur.fetchall()
+            retried = self.queries.many(cur, "dead_letters_retry_many",
+                                        ids=[r[0] for r in rows], payloads=[r[1] for r in rows])
             groups = sorted({(q, k) for _, q, k in retried if k is not None})
             if groups:
                 # Retried grouped letters went back held; those whose key has room run now.
-                cur.execute(locks.group_locks_text(cur, groups) + b";\n" + cur.mogrify(
-                    self.queries["grouped_messages_finish_many"], self._finish_params([], [], groups)))
+                cur.execute(locks.group_locks_text(cur, groups) + b";\n" + self.queries.text(
+                    cur, "grouped_messages_finish_many", prepare=False, **self._finish_params([], [], groups)))
             return len(retried)
 
     def purge_dead_letters(self, ids: list[int] | None, queue_name: str | None) -> int:
