@@ -32,7 +32,7 @@ class Connector:
     """Connections, transactions and named queries on one database (``settings.database_url``,
     else ``DATABASE_URL`` when first used)."""
 
-    def __init__(self, settings: BrokerSettings, queries: dict[str, str]) -> None:
+    def __init__(self, settings: BrokerSettings, queries: sql.Queries) -> None:
         self.settings = settings
         self.queries = queries
         self._pool: Pool | None = None
@@ -99,8 +99,7 @@ class Connector:
                 conn.autocommit = True
                 if self._first_use is None:
                     with conn.cursor() as cur:
-                        cur.execute(self.queries["database_now"])
-                        self._first_use = cur.fetchone()[0]
+                        self._first_use = self.queries.one(cur, "database_now_one")[0]
                 yield conn
         except psycopg2.Error as exc:
             if connection_lost(exc):
@@ -110,8 +109,7 @@ class Connector:
     def execute(self, query: str, **params) -> list[tuple]:
         """Run one named query on a pooled connection; return its rows (if any)."""
         with self.connection() as conn, conn.cursor() as cur:
-            sql.execute(cur, query, self.queries[query], params)
-            return cur.fetchall() if cur.description else []
+            return self.queries.many(cur, query, **params)
 
     @contextmanager
     def transaction(self) -> Iterator:

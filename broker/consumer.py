@@ -3,7 +3,7 @@
 Dramatiq calls ``ack``/``nack`` from its worker threads and ``__next__`` from the queue's
 consumer thread. Acks are not written one by one: they are gathered in the queue's
 :class:`QueueState` and written by the consumer thread together with the next claim, in
-one statement (``exchange_messages``). That is how the broker gets past the
+one statement (``messages_exchange_many``). That is how the broker gets past the
 one-commit-per-message wall while every step stays durable in Postgres.
 
 The state lives on the broker, not on the consumer, because Dramatiq replaces a consumer

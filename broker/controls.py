@@ -1,6 +1,6 @@
 """Operator controls and history of the broker's queues: pause and resume a queue (its
 consumers claim nothing while a row in ``citeq_queue_pauses`` names it), processed and
-failed counts of a recent window (kept in PostgreSQL, see ``queue_history`` in
+failed counts of a recent window (kept in PostgreSQL, see ``queue_history_many`` in
 queries.sql), and the messages workers hold right now."""
 
 from __future__ import annotations
@@ -30,20 +30,20 @@ class RunningMessage(BaseModel):
 def queue_history(broker, *, seconds: float = 3600, now: datetime | None = None) -> list[QueueHistory]:
     """Processed and failed per queue in the last ``seconds``, the last failure, the pause."""
     cols = QueueHistory.model_fields.keys()
-    return [QueueHistory(**dict(zip(cols, row))) for row in broker.execute("queue_history", seconds=seconds, now=now)]
+    return [QueueHistory(**dict(zip(cols, row))) for row in broker.execute("queue_history_many", seconds=seconds, now=now)]
 
 
 def running_messages(broker, *, limit: int = 500) -> list[RunningMessage]:
     """Messages claimed by workers right now, oldest claim first."""
     cols = RunningMessage.model_fields.keys()
-    return [RunningMessage(**dict(zip(cols, row))) for row in broker.execute("running_messages", limit=limit)]
+    return [RunningMessage(**dict(zip(cols, row))) for row in broker.execute("messages_running_many", limit=limit)]
 
 
 def pause_queue(broker, queue_name: str, *, by: str | None = None) -> None:
     """Stop every consumer claiming from ``queue_name`` (messages already claimed finish)."""
-    broker.execute("pause_queue", queue_name=queue_name, paused_by=by)
+    broker.execute("queue_pause", queue_name=queue_name, paused_by=by)
 
 
 def resume_queue(broker, queue_name: str) -> bool:
     """Let consumers claim from ``queue_name`` again; False when it was not paused."""
-    return bool(broker.execute("resume_queue", queue_name=queue_name))
+    return bool(broker.execute("queue_resume_one", queue_name=queue_name))

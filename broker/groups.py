@@ -14,7 +14,7 @@ Among messages of one queue with the same key, at most ``group_concurrency`` are
 ungrouped messages run in parallel. This middleware only validates the options and writes
 the message's key (and its actor's concurrency) into its options at send, where the retry of
 a message finds them again; the decisions are the broker's, in SQL under the key's advisory
-lock (broker/store.py, broker/queries.sql: insert_grouped_message, finish_grouped_messages).
+lock (broker/store.py, broker/queries.sql: grouped_message_insert_one, grouped_messages_finish_many).
 """
 
 from __future__ import annotations

@@ -2,8 +2,11 @@
 -- Every block starts with "-- name --" and a one-line description; parameters are
 -- %(named)s. Python never builds SQL from strings, except the LISTEN channel, which is a
 -- constant identifier (see broker/maintenance.py).
+-- Names read subject first, then the verb, then how many rows come back (the scheme of
+-- every queries.sql): message_insert_one, leases_reap_expired_many; a statement that
+-- returns no rows has no suffix (leases_extend, queue_pause).
 
--- insert_message --
+-- message_insert_one --
 -- Enqueue one message; an idempotency key that exists already inserts nothing.
 -- The wake-up is decided here, not by a trigger (a statement trigger with a transition table
 -- cost a single send 70-100 us of server CPU, issue 27): a due message notifies its queue's
@@ -29,9 +32,9 @@ SELECT id,
             THEN pg_notify('citeq_wakeup', queue_name) END
 FROM inserted;
 
--- insert_messages --
+-- messages_insert_many --
 -- Enqueue many messages in one statement (the batch API); no idempotency keys. Wakes each
--- queue once, as insert_message decides it: due messages notify the queue's name unless
+-- queue once, as message_insert_one decides it: due messages notify the queue's name unless
 -- one was already waiting; delayed ones notify the earliest eta.
 -- @prepared
 WITH inserted AS (
@@ -56,13 +59,13 @@ SELECT CASE WHEN due AND NOT EXISTS (SELECT 1 FROM citeq_messages m
             END
 FROM queues;
 
--- insert_grouped_message --
+-- grouped_message_insert_one --
 -- Enqueue one message of a group, sent right after the key's advisory lock in the same
 -- transaction: born 'queued' when its key has nothing held and fewer than its limit in
 -- flight, else 'held' behind them. A retry (the same message_id already in the key) keeps
 -- its first send's place in the key's order, ahead of every message sent after it, so the
 -- key's next promotion picks it first. A message born 'queued' wakes its queue as
--- insert_message decides it; a held one wakes nobody (its promotion will).
+-- message_insert_one decides it; a held one wakes nobody (its promotion will).
 -- @prepared
 WITH inserted AS (
     INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, idempotency_key, priority,
@@ -95,11 +98,11 @@ SELECT id,
             THEN pg_notify('citeq_wakeup', queue_name) END
 FROM inserted;
 
--- insert_grouped_messages --
+-- grouped_messages_insert_many --
 -- Enqueue many messages of groups in one statement (the batch API), sent right after the
 -- locks of all their keys: per key, in the batch's order, as many are born 'queued' as the
 -- key has room for (none when it has held messages already), the rest 'held' behind them.
--- Wakes each queue with a message born 'queued' once, as insert_messages decides it.
+-- Wakes each queue with a message born 'queued' once, as messages_insert_many decides it.
 -- @prepared
 WITH m AS (
     SELECT * FROM unnest(%(message_ids)s::text[], %(queue_names)s::text[], %(actor_names)s::text[],
@@ -142,11 +145,11 @@ SELECT CASE WHEN due AND NOT EXISTS (SELECT 1 FROM citeq_messages m
             END
 FROM queues;
 
--- get_message_by_idempotency_key --
+-- message_by_idempotency_key_one --
 -- The message that first claimed an idempotency key.
 SELECT payload FROM citeq_messages WHERE idempotency_key = %(idempotency_key)s;
 
--- exchange_messages --
+-- messages_exchange_many --
 -- One round trip per consumer step: finish the acks and nacks gathered since the last
 -- step, then claim up to %(limit)s due messages of the queue, lowest priority value first,
 -- then oldest eta, then id. Acks and claims skip the synchronous commit: a lost ack or
@@ -219,7 +222,7 @@ UNION ALL SELECT 'claimed', id, lease_token::text, payload, priority, eta FROM c
 -- The claim's own order: the worker hands them to its threads in this order.
 ORDER BY 5, 6, 2;
 
--- finish_grouped_messages --
+-- grouped_messages_finish_many --
 -- Acks and nacks of grouped messages, and the promotion of their keys' next messages, in
 -- one statement sent right after the advisory locks of the keys (broker/locks.py), so the
 -- finish and the promotion commit together under the lock. %(queues)s/%(keys)s name more
@@ -231,7 +234,7 @@ ORDER BY 5, 6, 2;
 -- it (a reaper's dead letter), which makes this promote fewer, never more — the sweep
 -- catches up. Finished rows are locked before they are counted (a reaper that re-queues one
 -- meanwhile wins, and it is neither finished nor subtracted). Acks and nacks are fenced by
--- lease token as in exchange_messages: a zombie's late ack finishes and promotes nothing.
+-- lease token as in messages_exchange_many: a zombie's late ack finishes and promotes nothing.
 -- @prepared
 SET LOCAL synchronous_commit = off;
 WITH done AS (
@@ -294,13 +297,13 @@ SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id FROM finished
 WHERE (SELECT n FROM rejected) IS NOT NULL
 UNION ALL SELECT 'promoted', id FROM promoted;
 
--- grouped_keys_of --
+-- group_keys_of_messages_many --
 -- The keys of some messages (those a reaper just dead-lettered), to promote their next.
 SELECT DISTINCT queue_name, group_key FROM citeq_messages
 WHERE id = ANY (%(ids)s::bigint[]) AND group_key IS NOT NULL
 ORDER BY 1, 2;
 
--- stalled_groups --
+-- groups_stalled_many --
 -- Keys whose head is held while the key has room in flight: a promotion was lost (a crash
 -- between a finish and its promotion cannot happen, they are one statement; but a dead
 -- letter of the reaper, of an undecodable payload or a purge frees a key without one).
@@ -315,7 +318,7 @@ WHERE (SELECT count(*) FROM citeq_messages m
 ORDER BY 1, 2
 LIMIT %(limit)s;
 
--- group_stats --
+-- group_stats_many --
 -- Per queue: keys with waiting (held) messages, messages held, grouped messages in flight,
 -- keys in flight, and the age of the oldest held head (seconds since it was sent).
 WITH held AS (
@@ -336,7 +339,7 @@ SELECT queue_name,
 FROM held h FULL JOIN flight f USING (queue_name)
 ORDER BY queue_name;
 
--- group_messages --
+-- group_messages_many --
 -- One key's messages not yet finished, in its order: in flight first, then held.
 SELECT id, message_id, actor_name, state::text, group_seq, attempts, enqueued_at, eta, started_at
 FROM citeq_messages
@@ -344,13 +347,13 @@ WHERE queue_name = %(queue_name)s AND group_key = %(group_key)s AND state IN ('h
 ORDER BY state <> 'held' DESC, group_seq, id
 LIMIT %(limit)s;
 
--- next_eta --
+-- queue_next_eta_one --
 -- Seconds until the earliest delayed message of a queue is due (NULL: none); an idle
 -- consumer sleeps until then rather than a whole poll interval.
 SELECT extract(epoch FROM min(eta) - now())::float8 FROM citeq_messages
 WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta > now();
 
--- requeue_messages --
+-- messages_requeue_many --
 -- Give prefetched, never-started messages back; the delivery does not count.
 UPDATE citeq_messages m
 SET state = 'queued', worker_id = NULL, lease_token = NULL, lease_expires_at = NULL,
@@ -359,14 +362,14 @@ FROM unnest(%(ids)s::bigint[], %(tokens)s::uuid[]) AS a(id, token)
 WHERE m.id = a.id AND m.lease_token = a.token AND m.state = 'running'
 RETURNING m.id;
 
--- dead_letter_undecodable --
+-- undecodable_message_dead_letter --
 -- A payload this worker cannot decode is dead-lettered with the reason.
 UPDATE citeq_messages
 SET state = 'dead', finished_at = now(), dead_reason = %(reason)s,
     worker_id = NULL, lease_token = NULL, lease_expires_at = NULL
 WHERE id = %(id)s AND lease_token = %(token)s AND state = 'running';
 
--- extend_leases --
+-- leases_extend --
 -- LeaseKeeper.renew: every message this process holds gets a fresh lease. Held means known to
 -- hold: the rows its consumers claimed and have not finished, by lease token. A row that
 -- carries this worker's id but whose claim never reached it (the answer lost with its
@@ -384,7 +387,7 @@ WHERE id = ANY (ARRAY(
     FOR UPDATE SKIP LOCKED
 ));
 
--- reap_expired_leases --
+-- leases_reap_expired_many --
 -- Messages whose worker stopped heartbeating go back to their queue, or to the dead
 -- letters once they used up their deliveries. Batched; SKIP LOCKED makes two reapers safe.
 WITH expired AS (
@@ -405,7 +408,7 @@ FROM expired
 WHERE m.id = expired.id
 RETURNING m.id, m.state::text, m.queue_name;
 
--- prune_finished_messages --
+-- messages_prune_finished --
 -- Delete acknowledged messages older than the retention, a batch at a time.
 -- Two processes pruning at once skip each other's rows (without SKIP LOCKED they could
 -- lock the same rows in different orders and deadlock).
@@ -426,31 +429,31 @@ WITH doomed AS (
 )
 DELETE FROM citeq_messages WHERE id IN (SELECT id FROM doomed);
 
--- prune_expired_results --
+-- results_prune_expired --
 -- Delete results whose TTL ran out.
 DELETE FROM citeq_results
 WHERE message_key IN (SELECT message_key FROM citeq_results WHERE expires_at < now() LIMIT %(limit)s
                       FOR UPDATE SKIP LOCKED);
 
--- upsert_worker --
+-- worker_upsert --
 -- The row of one worker process (LeaseKeeper.renew): alive, which queues it serves, its connections.
 INSERT INTO citeq_workers (worker_id, hostname, pid, queues, connections)
 VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(queues)s, %(connections)s)
 ON CONFLICT (worker_id) DO UPDATE
 SET queues = excluded.queues, connections = excluded.connections, last_seen_at = now();
 
--- delete_worker --
+-- worker_delete --
 -- A worker that shuts down cleanly leaves.
 DELETE FROM citeq_workers WHERE worker_id = %(worker_id)s;
 
--- prune_workers --
+-- workers_prune --
 -- Forget processes that stopped heartbeating (rows locked by a heartbeat are alive).
 DELETE FROM citeq_workers
 WHERE worker_id IN (SELECT worker_id FROM citeq_workers
                     WHERE last_seen_at < now() - %(stale_seconds)s * interval '1 second'
                     FOR UPDATE SKIP LOCKED);
 
--- list_workers --
+-- workers_live_many --
 -- Live worker processes (a heartbeat within the lease), newest heartbeat first.
 SELECT worker_id, hostname, pid, queues, connections, started_at, last_seen_at,
        extract(epoch FROM now() - last_seen_at)::float8 AS seconds_since_seen
@@ -458,17 +461,17 @@ FROM citeq_workers
 WHERE last_seen_at >= now() - %(lease_seconds)s * interval '1 second'
 ORDER BY last_seen_at DESC;
 
--- store_result --
+-- result_upsert --
 -- Store (or replace) a result until its TTL.
 INSERT INTO citeq_results (message_key, result, expires_at)
 VALUES (%(message_key)s, %(result)s, now() + %(ttl_ms)s * interval '1 millisecond')
 ON CONFLICT (message_key) DO UPDATE SET result = excluded.result, expires_at = excluded.expires_at;
 
--- get_result --
+-- result_get_one --
 -- A result that has not expired.
 SELECT result FROM citeq_results WHERE message_key = %(message_key)s AND expires_at >= now();
 
--- queue_stats --
+-- queue_stats_many --
 -- Depth, delayed, running, dead and the age of the oldest due message, per queue, in one query.
 -- Each part reads the partial index of its state, so finished messages (most of the table
 -- until they are pruned) are never read: over all states at once, the server scanned the
@@ -493,7 +496,7 @@ SELECT queue_name,
 FROM queued q FULL JOIN running r USING (queue_name) FULL JOIN dead d USING (queue_name)
 ORDER BY queue_name;
 
--- queue_history --
+-- queue_history_many --
 -- Per queue: processed (acknowledged) and failed (dead-lettered) in the last %(seconds)s, as
 -- the finished rows still in the table (each from its state's partial index) plus what was
 -- folded into citeq_queue_history when rows left it; the last failure; whether it is paused.
@@ -520,19 +523,19 @@ FROM live l FULL JOIN paused p USING (queue_name)
 GROUP BY queue_name, p.paused_at
 ORDER BY queue_name;
 
--- pause_queue --
+-- queue_pause --
 -- Stop consumers claiming from a queue (idempotent: a paused queue stays paused since then).
 INSERT INTO citeq_queue_pauses (queue_name, paused_by) VALUES (%(queue_name)s, %(paused_by)s)
 ON CONFLICT (queue_name) DO NOTHING;
 
--- resume_queue --
+-- queue_resume_one --
 -- Let consumers claim from a queue again, and wake them now rather than at their next poll.
 WITH resumed AS (
     DELETE FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s RETURNING queue_name
 )
 SELECT queue_name, pg_notify('citeq_wakeup', queue_name) FROM resumed;
 
--- running_messages --
+-- messages_running_many --
 -- Messages claimed by live workers, oldest claim first (the operator's "current messages").
 SELECT worker_id, id, queue_name, actor_name, started_at,
        extract(epoch FROM now() - started_at)::float8 AS running_seconds
@@ -541,18 +544,18 @@ WHERE state = 'running'
 ORDER BY started_at, id
 LIMIT %(limit)s;
 
--- count_unfinished --
+-- messages_count_unfinished_one --
 -- Messages of a queue still to run (join waits for zero): queued and running counted
--- apart, each from its state's partial index (see queue_stats).
+-- apart, each from its state's partial index (see queue_stats_many).
 SELECT ((SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s AND state = 'queued')
         + (SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s AND state = 'running')
         + (SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s AND state = 'held'))::int;
 
--- database_now --
+-- database_now_one --
 -- The database's clock (join compares against it, never against the client's).
 SELECT now();
 
--- dead_since --
+-- dead_letter_since_one --
 -- The first dead letter of a queue that died after a point in time and is not reported yet
 -- (join's fail_fast).
 SELECT id, actor_name, dead_reason, dead_exception, dead_exception_args FROM citeq_messages
@@ -560,11 +563,11 @@ WHERE queue_name = %(queue_name)s AND state = 'dead' AND finished_at >= %(since)
   AND NOT (id = ANY (%(reported)s::bigint[]))
 ORDER BY finished_at, id LIMIT 1;
 
--- flush_queue --
+-- queue_flush --
 -- Drop a queue's waiting messages (held ones of groups too).
 DELETE FROM citeq_messages WHERE queue_name = %(queue_name)s AND state IN ('queued', 'held');
 
--- list_dead_letters --
+-- dead_letters_many --
 -- Dead letters, newest first, optionally of one queue.
 SELECT id, message_id, queue_name, actor_name, attempts, enqueued_at, finished_at, dead_reason, payload
 FROM citeq_messages
@@ -572,7 +575,7 @@ WHERE state = 'dead' AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_n
 ORDER BY id DESC
 LIMIT %(limit)s;
 
--- lock_dead_letters --
+-- dead_letters_lock_many --
 -- Dead letters to retry (all of a queue, or given ids), locked until the retry commits.
 SELECT id, payload FROM citeq_messages
 WHERE state = 'dead'
@@ -581,7 +584,7 @@ WHERE state = 'dead'
 ORDER BY id
 FOR UPDATE;
 
--- retry_dead_letters --
+-- dead_letters_retry_many --
 -- Put dead letters back on their queue with fresh deliveries and their given payloads.
 -- One of a group goes back held, in its old place: the promotion that follows (under the
 -- key's lock, MessageStore.retry_dead_letters) lets it run when its key has room.
@@ -601,9 +604,9 @@ FROM unnest(%(ids)s::bigint[], %(payloads)s::bytea[]) AS r(id, payload)
 WHERE m.id = r.id AND m.state = 'dead'
 RETURNING m.id, m.queue_name, m.group_key;
 
--- purge_dead_letters --
+-- dead_letters_purge_many --
 -- Delete dead letters (all of a queue, or given ids).
--- The failures are counted into citeq_queue_history first (see retry_dead_letters).
+-- The failures are counted into citeq_queue_history first (see dead_letters_retry_many).
 WITH purged AS (
     DELETE FROM citeq_messages
     WHERE state = 'dead'
@@ -651,7 +654,7 @@ WHERE key = ANY(%(keys)s::text[]) AND expires_at > clock_timestamp()
 ORDER BY key
 FOR UPDATE;
 
--- rate_limit_set_one --
+-- rate_limit_set --
 -- Set a key to a value until its TTL, whatever it held (a barrier's "cleared" event).
 INSERT INTO rate_limit_counters AS r (key, value, expires_at)
 VALUES (%(key)s, %(value)s, clock_timestamp() + %(ttl_ms)s * interval '1 millisecond')

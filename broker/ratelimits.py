@@ -23,7 +23,7 @@ import time
 
 from dramatiq.rate_limits import RateLimiterBackend
 
-from . import locks, sql
+from . import locks
 
 LOCK_SCOPE = "rate_limit"
 
@@ -50,13 +50,11 @@ class PostgresRateLimiterBackend(RateLimiterBackend):
         with self.broker.transaction() as cur:
             for k in window:
                 locks.xact_lock(cur, LOCK_SCOPE, k)
-            sql.execute(cur, "rate_limit_sum_many", self.broker.queries["rate_limit_sum_many"], {"keys": window})
-            values = dict(cur.fetchall())
+            values = dict(self.broker.queries.many(cur, "rate_limit_sum_many", keys=window))
             if values.get(key, 0) + amount > maximum or sum(values.values()) + amount > maximum:
                 return False
-            sql.execute(cur, "rate_limit_incr_one", self.broker.queries["rate_limit_incr_one"],
-                        {"key": key, "amount": amount, "maximum": maximum, "ttl_ms": ttl})
-            return cur.fetchone() is not None
+            return self.broker.queries.one(cur, "rate_limit_incr_one", key=key, amount=amount, maximum=maximum,
+                                           ttl_ms=ttl) is not None
 
     #: Seconds between two looks at a barrier's event key while waiting for it.
     WAIT_POLL = 0.05
@@ -72,7 +70,7 @@ class PostgresRateLimiterBackend(RateLimiterBackend):
 
     def wait_notify(self, key, ttl):
         """Set ``key`` until ``ttl`` ms from now: every :meth:`wait` on it returns True."""
-        self.broker.execute("rate_limit_set_one", key=key, value=1, ttl_ms=ttl)
+        self.broker.execute("rate_limit_set", key=key, value=1, ttl_ms=ttl)
 
     def prune(self) -> None:
         """Delete expired counters (the stall sweeper calls this)."""

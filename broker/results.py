@@ -45,14 +45,14 @@ class PostgresBackend(ResultBackend):
             self._database.close()
 
     def _get(self, message_key: str):
-        rows = self._database.execute("get_result", message_key=message_key)
+        rows = self._database.execute("result_get_one", message_key=message_key)
         if not rows:
             return Missing
         return self.encoder.decode(bytes(rows[0][0]))
 
     def _store(self, message_key: str, result, ttl: int) -> None:
         self._database.execute(
-            "store_result", message_key=message_key, result=self.encoder.encode(result), ttl_ms=ttl
+            "result_upsert", message_key=message_key, result=self.encoder.encode(result), ttl_ms=ttl
         )
 
 
@@ -85,8 +85,7 @@ class _Database:
             with self.pool.connection() as conn:
                 conn.autocommit = True
                 with conn.cursor() as cur:
-                    sql.execute(cur, query, self.queries[query], params)
-                    return cur.fetchall() if cur.description else []
+                    return self.queries.many(cur, query, **params)
         except BROKEN as exc:
             raise DatabaseUnavailable(str(exc).strip() or "database connection lost") from exc
 

@@ -1,14 +1,22 @@
-"""Named SQL queries, loaded once from ``.sql`` files (the procrastinate layout).
+"""Named SQL queries, loaded once from ``.sql`` files (the procrastinate layout), and the
+one runner of them: :class:`Queries`, which the broker's connector and message store and
+the analysis layer (``analysis/db.py``) each hold one of.
 
 A file holds blocks that start with ``-- name --``; the block's text up to the next
 header is the query. Parameters are psycopg2's ``%(named)s``. A block whose description
 has the line ``-- @prepared`` runs as a server-side prepared statement (the hot paths).
+
+Every ``queries.sql`` names its queries one way: subject first, then the verb, then how
+many rows come back: ``_one`` (at most one row), ``_many`` (any number), no suffix when the
+statement returns none (``message_insert_one``, ``messages_exchange_many``, ``leases_extend``).
+A read may name only what it returns (``queue_stats_many``).
 """
 
 from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -29,12 +37,78 @@ def parse_queries(text: str) -> dict[str, str]:
 
 
 @cache
-def load(path: Path) -> dict[str, str]:
+def _read(path: Path) -> dict[str, str]:
     return parse_queries(Path(path).read_text(encoding="utf-8"))
 
 
-def broker_queries() -> dict[str, str]:
-    return load(Path(__file__).with_name("queries.sql"))
+class Queries(Mapping[str, str]):
+    """Named queries, ``{name: sql}``, and how to run them on a psycopg2 cursor.
+
+    Each run binds the parameters and sends the query as a prepared statement when its
+    text asks for one (:func:`statement_text`). Names and the cursor are positional, so a
+    query may have parameters called ``name`` or ``cur``."""
+
+    def __init__(self, queries: Mapping[str, str]) -> None:
+        self._queries = dict(queries)
+
+    @classmethod
+    def load(cls, *paths: Path) -> Queries:
+        """The queries of these files as one namespace; a name defined twice is refused."""
+        queries: dict[str, str] = {}
+        for path in paths:
+            loaded = _read(Path(path))
+            twice = queries.keys() & loaded.keys()
+            if twice:
+                raise ValueError(f"queries defined in two files: {sorted(twice)}")
+            queries.update(loaded)
+        return cls(queries)
+
+    def __getitem__(self, name: str) -> str:
+        return self._queries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._queries)
+
+    def __len__(self) -> int:
+        return len(self._queries)
+
+    def execute(self, cur, name: str, /, **params) -> None:
+        """Run a named query; its rows (and ``cur.rowcount``) stay on the cursor."""
+        cur.execute(self.text(cur, name, **params))
+
+    def one(self, cur, name: str, /, **params) -> tuple | None:
+        """Run a named query; return its first row or None."""
+        return self.one_after(cur, None, name, **params)
+
+    def many(self, cur, name: str, /, **params) -> list[tuple]:
+        """Run a named query; return all its rows."""
+        return self.many_after(cur, None, name, **params)
+
+    def one_after(self, cur, first: bytes | None, name: str, /, **params) -> tuple | None:
+        """Send the statement ``first`` and then the named query in one round trip; the named
+        query's first row or None (the lock statements of ``broker.locks`` go first this way)."""
+        self._execute_after(cur, first, name, params)
+        return cur.fetchone() if cur.description else None
+
+    def many_after(self, cur, first: bytes | None, name: str, /, **params) -> list[tuple]:
+        """:meth:`one_after` returning all rows (``first`` None: the named query alone)."""
+        self._execute_after(cur, first, name, params)
+        return cur.fetchall() if cur.description else []
+
+    def text(self, cur, name: str, /, *, prepare: bool | None = None, **params) -> bytes:
+        """The named query with its parameters bound, to send with other statements
+        (``prepare``: as for :func:`statement_text`)."""
+        return statement_text(cur, name, self._queries[name], params, prepare=prepare)
+
+    def _execute_after(self, cur, first: bytes | None, name: str, params: dict) -> None:
+        query = self.text(cur, name, **params)
+        cur.execute(query if first is None else first + b";\n" + query)
+
+
+@cache
+def broker_queries() -> Queries:
+    """The broker's queries (broker/queries.sql)."""
+    return Queries.load(Path(__file__).with_name("queries.sql"))
 
 
 # -- server-side prepared statements ------------------------------------------------------
@@ -109,12 +183,6 @@ def always_synchronous(conn) -> None:
 
 #: A line of a query's description that asks for a prepared statement.
 PREPARE_DIRECTIVE = "-- @prepared"
-
-
-def execute(cursor, name: str, query: str, params: dict) -> None:
-    """Run a named query: as a prepared statement when its text asks for one
-    (:data:`PREPARE_DIRECTIVE`), else as plain text."""
-    cursor.execute(statement_text(cursor, name, query, params))
 
 
 def statement_text(cursor, name: str, query: str, params: dict, *, prepare: bool | None = None) -> bytes:

@@ -18,7 +18,7 @@ from datetime import datetime
 import psycopg2.errors
 from dramatiq.message import Message
 
-from . import backoff, locks, sql
+from . import backoff, locks
 from .connector import Connector
 from .errors import DatabaseUnavailable
 from .settings import BrokerSettings
@@ -83,9 +83,9 @@ class MessageStore:
         first, held until the transaction ends (the commit of the caller's, or of this
         round trip's implicit one), so the send sees every earlier send and finish of its key."""
         if params.get("group_key") is None:
-            return [sql.statement_text(cur, "insert_message", self.queries["insert_message"], params)]
+            return [self.queries.text(cur, "message_insert_one", **params)]
         return [locks.group_lock_text(cur, params["queue_name"], params["group_key"]),
-                sql.statement_text(cur, "insert_grouped_message", self.queries["insert_grouped_message"], params)]
+                self.queries.text(cur, "grouped_message_insert_one", **params)]
 
     def _insert_on(self, conn, params: dict) -> Message | None:
         with conn.cursor() as cur:
@@ -93,8 +93,7 @@ class MessageStore:
             cur.execute(b";\n".join(self._insert_statements(cur, params)))
             if cur.fetchone() is not None:
                 return None
-            cur.execute(self.queries["get_message_by_idempotency_key"], params)
-            row = cur.fetchone()
+            row = self.queries.one(cur, "message_by_idempotency_key_one", **params)
         if row is None:  # pragma: no cover - the winner was pruned between the statements
             raise DatabaseUnavailable("idempotency key conflict could not be resolved; retry the send")
         return Message.decode(bytes(row[0]))
@@ -106,7 +105,7 @@ class MessageStore:
         bound, tx = self.connector.bound()
         if bound is None:
             if grouped is None:
-                self.connector.execute("insert_messages", **params)
+                self.connector.execute("messages_insert_many", **params)
                 return True
             with self.connector.connection() as conn, conn.cursor() as cur:
                 # One round trip; in autocommit mode its statements are one implicit transaction.
@@ -120,12 +119,11 @@ class MessageStore:
     def _insert_many_statements(self, cur, params: dict, grouped: dict | None) -> list[bytes]:
         statements = []
         if params["message_ids"]:
-            statements.append(sql.statement_text(cur, "insert_messages", self.queries["insert_messages"], params))
+            statements.append(self.queries.text(cur, "messages_insert_many", **params))
         if grouped is not None:
             groups = sorted(set(zip(grouped["queue_names"], grouped["group_keys"])))
             statements += [locks.group_locks_text(cur, groups),
-                           sql.statement_text(cur, "insert_grouped_messages",
-                                              self.queries["insert_grouped_messages"], grouped)]
+                           self.queries.text(cur, "grouped_messages_insert_many", **grouped)]
         return statements
 
     # -- consuming -------------------------------------------------------------------------
@@ -139,15 +137,14 @@ class MessageStore:
         claim may take what was promoted); and how many of them the fence refused."""
         params = self._exchange_params(queue_name, acks, nacks, limit, worker_id)
         if grouped is None or not grouped[2]:
-            return self.connector.execute("exchange_messages", **params), 0
+            return self.connector.execute("messages_exchange_many", **params), 0
         g_acks, g_nacks, keys = grouped
         groups = [(queue_name, k) for k in sorted(keys)]
         with self.connector.connection() as conn, conn.cursor() as cur:
             cur.execute(b";\n".join([
                 locks.group_locks_text(cur, groups),
-                sql.statement_text(cur, "finish_grouped_messages", self.queries["finish_grouped_messages"],
-                                   self._finish_params(g_acks, g_nacks, groups)),
-                sql.statement_text(cur, "exchange_messages", self.queries["exchange_messages"], params),
+                self.queries.text(cur, "grouped_messages_finish_many", **self._finish_params(g_acks, g_nacks, groups)),
+                self.queries.text(cur, "messages_exchange_many", **params),
             ]))
             rows = cur.fetchall()
             rejected = _rejected_notices(conn)
@@ -189,9 +186,8 @@ class MessageStore:
         with self.connector.connection() as conn, conn.cursor() as cur:
             timeout = b"" if lock_timeout_ms is None else cur.mogrify(
                 "SET LOCAL lock_timeout = %s;\n", (int(lock_timeout_ms),))
-            cur.execute(timeout + locks.group_locks_text(cur, groups) + b";\n" + sql.statement_text(
-                cur, "finish_grouped_messages", self.queries["finish_grouped_messages"], params))
-            rows = cur.fetchall()
+            rows = self.queries.many_after(cur, timeout + locks.group_locks_text(cur, groups),
+                                          "grouped_messages_finish_many", **params)
             _rejected_notices(conn)
             return rows
 
@@ -216,24 +212,24 @@ class MessageStore:
 
     def stalled_groups(self, limit: int = 1000) -> list[tuple[str, str]]:
         """Groups whose next message is held although the key has room (the sweep's work)."""
-        return [tuple(r) for r in self.connector.execute("stalled_groups", limit=limit)]
+        return [tuple(r) for r in self.connector.execute("groups_stalled_many", limit=limit)]
 
     def group_stats(self) -> list[tuple]:
-        return self.connector.execute("group_stats")
+        return self.connector.execute("group_stats_many")
 
     def group_messages(self, queue_name: str, group_key: str, limit: int = 100) -> list[tuple]:
-        return self.connector.execute("group_messages", queue_name=queue_name, group_key=group_key, limit=limit)
+        return self.connector.execute("group_messages_many", queue_name=queue_name, group_key=group_key, limit=limit)
 
     def dead_letter_undecodable(self, row_id: int, token: str, reason: str) -> None:
-        self.connector.execute("dead_letter_undecodable", id=row_id, token=token, reason=reason)
+        self.connector.execute("undecodable_message_dead_letter", id=row_id, token=token, reason=reason)
 
     def next_eta(self, queue_name: str) -> float | None:
         """Seconds until the queue's earliest delayed message is due, or None."""
-        return self.connector.execute("next_eta", queue_name=queue_name)[0][0]
+        return self.connector.execute("queue_next_eta_one", queue_name=queue_name)[0][0]
 
     def requeue(self, rows: list[tuple[int, str]]) -> int:
         """Give back claimed messages (id, lease token) that were never started."""
-        return len(self.connector.execute("requeue_messages", ids=[r[0] for r in rows], tokens=[r[1] for r in rows]))
+        return len(self.connector.execute("messages_requeue_many", ids=[r[0] for r in rows], tokens=[r[1] for r in rows]))
 
     # -- leases and workers ----------------------------------------------------------------
 
@@ -242,20 +238,20 @@ class MessageStore:
         """Record a live worker (or remove it, once it serves no queue) and extend the leases
         of the messages it holds."""
         if queues:
-            self.connector.execute("upsert_worker", worker_id=worker_id, hostname=hostname, pid=pid,
+            self.connector.execute("worker_upsert", worker_id=worker_id, hostname=hostname, pid=pid,
                                    queues=queues, connections=connections)
         else:
             self.delete_worker(worker_id)
         if held:
-            self.connector.execute("extend_leases", ids=[h[0] for h in held], tokens=[h[1] for h in held],
+            self.connector.execute("leases_extend", ids=[h[0] for h in held], tokens=[h[1] for h in held],
                                    lease_seconds=self.settings.lease_seconds)
 
     def delete_worker(self, worker_id: str) -> None:
-        self.connector.execute("delete_worker", worker_id=worker_id)
+        self.connector.execute("worker_delete", worker_id=worker_id)
 
     def reap(self, *, now: datetime | None = None, limit: int = 1000) -> list[tuple[int, str, str]]:
         """Re-queue (or dead-letter) messages whose lease expired; return (id, state, queue)."""
-        rows = self.connector.execute("reap_expired_leases", now=now, limit=limit,
+        rows = self.connector.execute("leases_reap_expired_many", now=now, limit=limit,
                                       max_deliveries=self.settings.max_deliveries)
         for row_id, state, queue in rows:
             logger.warning("lease expired", extra={"action": "lease_expired", "message_row": row_id,
@@ -263,7 +259,7 @@ class MessageStore:
         dead = [row_id for row_id, state, _ in rows if state == "dead"]
         if dead:
             # A dead letter frees its group's place: the next message of the key may run.
-            groups = [tuple(g) for g in self.connector.execute("grouped_keys_of", ids=dead)]
+            groups = [tuple(g) for g in self.connector.execute("group_keys_of_messages_many", ids=dead)]
             if groups:
                 self.promote_groups(groups)
         return rows
@@ -271,61 +267,60 @@ class MessageStore:
     def prune(self, limit: int = 10_000) -> int:
         """Delete finished messages past the retention, expired results and stale workers."""
         with self.connector.connection() as conn, conn.cursor() as cur:
-            cur.execute(self.queries["prune_finished_messages"],
-                        {"retention_seconds": self.settings.retention_seconds, "limit": limit})
+            self.queries.execute(cur, "messages_prune_finished",
+                                 retention_seconds=self.settings.retention_seconds, limit=limit)
             pruned = cur.rowcount
-            cur.execute(self.queries["prune_expired_results"], {"limit": limit})
-            cur.execute(self.queries["prune_workers"], {"stale_seconds": self.settings.lease_seconds})
+            self.queries.execute(cur, "results_prune_expired", limit=limit)
+            self.queries.execute(cur, "workers_prune", stale_seconds=self.settings.lease_seconds)
         return pruned
 
     # -- joins, flushes and operators --------------------------------------------------------
 
     def flush(self, queue_name: str) -> datetime:
         """Delete every message of the queue; the database's clock after it."""
-        self.connector.execute("flush_queue", queue_name=queue_name)
-        return self.connector.execute("database_now")[0][0]
+        self.connector.execute("queue_flush", queue_name=queue_name)
+        return self.connector.execute("database_now_one")[0][0]
 
     def count_unfinished(self, queue_name: str) -> int:
-        return self.connector.execute("count_unfinished", queue_name=queue_name)[0][0]
+        return self.connector.execute("messages_count_unfinished_one", queue_name=queue_name)[0][0]
 
     def dead_since(self, queue_name: str, since: datetime, reported: list[int]) -> list[tuple]:
-        return self.connector.execute("dead_since", queue_name=queue_name, since=since, reported=reported)
+        return self.connector.execute("dead_letter_since_one", queue_name=queue_name, since=since, reported=reported)
 
     def queue_stats(self) -> list[tuple]:
-        return self.connector.execute("queue_stats")
+        return self.connector.execute("queue_stats_many")
 
     def workers(self) -> list[tuple]:
-        return self.connector.execute("list_workers", lease_seconds=self.settings.lease_seconds)
+        return self.connector.execute("workers_live_many", lease_seconds=self.settings.lease_seconds)
 
     def dead_letters(self, queue_name: str | None, limit: int) -> list[tuple]:
-        return self.connector.execute("list_dead_letters", queue_name=queue_name, limit=limit)
+        return self.connector.execute("dead_letters_many", queue_name=queue_name, limit=limit)
 
     def retry_dead_letters(self, ids: list[int] | None, queue_name: str | None, fresh) -> int:
         """Put dead letters back on their queues, each payload passed through ``fresh``."""
         with self.connector.transaction() as cur:
-            cur.execute(self.queries["lock_dead_letters"], {"ids": ids, "queue_name": queue_name})
-            rows = [(row_id, fresh(bytes(payload))) for row_id, payload in cur.fetchall()]
+            rows = [(row_id, fresh(bytes(payload)))
+                    for row_id, payload in self.queries.many(cur, "dead_letters_lock_many", ids=ids, queue_name=queue_name)]
             if not rows:
                 return 0
-            cur.execute(self.queries["retry_dead_letters"],
-                        {"ids": [r[0] for r in rows], "payloads": [r[1] for r in rows]})
-            retried = cur.fetchall()
+            retried = self.queries.many(cur, "dead_letters_retry_many",
+                                        ids=[r[0] for r in rows], payloads=[r[1] for r in rows])
             groups = sorted({(q, k) for _, q, k in retried if k is not None})
             if groups:
                 # Retried grouped letters went back held; those whose key has room run now.
-                cur.execute(locks.group_locks_text(cur, groups) + b";\n" + cur.mogrify(
-                    self.queries["finish_grouped_messages"], self._finish_params([], [], groups)))
+                cur.execute(locks.group_locks_text(cur, groups) + b";\n" + self.queries.text(
+                    cur, "grouped_messages_finish_many", prepare=False, **self._finish_params([], [], groups)))
             return len(retried)
 
     def purge_dead_letters(self, ids: list[int] | None, queue_name: str | None) -> int:
-        return len(self.connector.execute("purge_dead_letters", ids=ids, queue_name=queue_name))
+        return len(self.connector.execute("dead_letters_purge_many", ids=ids, queue_name=queue_name))
 
 
 _REJECTED_NOTICE = "citeq_grouped_acks_rejected "
 
 
 def _rejected_notices(conn) -> int:
-    """Grouped acks the lease fence refused, as finish_grouped_messages reported them by
+    """Grouped acks the lease fence refused, as grouped_messages_finish_many reported them by
     NOTICE (schema/0022); the connection's notices are cleared."""
     rejected = 0
     for notice in conn.notices:

@@ -27,7 +27,7 @@ cannot be profiled):
    commit), enqueue_many, the exchange (acks of the last batch + the next claim) at batch
    sizes 8 and 64, one
    message at a time on an idle queue (send, claim and ack: the path a NOTIFY wakes),
-   heartbeat (worker row + extend_leases of 8 held messages), prune of the finished rows.
+   heartbeat (worker row + leases_extend of 8 held messages), prune of the finished rows.
    Index entries written are derived from the row counters: a non-heap-only new row
    version gets an entry in every index whose predicate it satisfies (the predicates are
    evaluated on rows of each state); a heap-only one gets none.

@@ -57,7 +57,7 @@ def test_answers_lost_after_claims_and_starts_committed(faulty, conn, db):
     the process knows of must be re-delivered once their leases run out; a start must not
     be taken for a failure and its message acked. Faults last until every job has been
     started at least once, so each start and each analyze claim ran under them."""
-    statements = [b"EXECUTE citeq_exchange_messages", b"EXECUTE citeq_job_start_many"]
+    statements = [b"EXECUTE citeq_messages_exchange_many", b"EXECUTE citeq_job_start_many"]
     with harness.AnswerDroppingProxy(db, statements) as proxy:
         jobs = _batch_judging_behind(proxy, faulty, conn)
         proxy.cutting.set()
@@ -66,7 +66,7 @@ def test_answers_lost_after_claims_and_starts_committed(faulty, conn, db):
                  timeout=120, interval=0.2, message="every job started under the fault")
         proxy.cutting.clear()
         harness.check_and_tally(conn, "answers lost", jobs, proxy.cuts)
-        assert proxy.dropped.get(b"EXECUTE citeq_exchange_messages", 0) > 0
+        assert proxy.dropped.get(b"EXECUTE citeq_messages_exchange_many", 0) > 0
 
 
 def test_postgres_restarted_mid_batch(faulty, conn, db, pg_server):

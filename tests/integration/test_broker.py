@@ -359,7 +359,7 @@ def test_a_claim_whose_answer_was_lost_is_not_kept_alive_by_the_heartbeat(broker
 
     def answer_lost(name, **params):
         rows = execute(name, **params)  # runs and commits on the real database
-        if name == "exchange_messages":
+        if name == "messages_exchange_many":
             raise DatabaseUnavailable("server closed the connection unexpectedly")
         return rows
 

@@ -123,8 +123,8 @@ def test_a_users_job_list_reads_that_users_jobs_only(history):
 
 
 def test_queue_figures_read_live_messages_only(history):
-    assert history_reads(history, broker_statement(history, "queue_stats")) == []
-    assert history_reads(history, broker_statement(history, "count_unfinished", queue_name="analysis")) == []
+    assert history_reads(history, broker_statement(history, "queue_stats_many")) == []
+    assert history_reads(history, broker_statement(history, "messages_count_unfinished_one", queue_name="analysis")) == []
 
 
 def test_promotion_and_the_resume_sweeper_read_live_jobs_only(history):
