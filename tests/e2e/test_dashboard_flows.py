@@ -6,6 +6,9 @@ Skipped where Chromium is missing, like tests/e2e/test_dashboard.py, whose fixtu
 
 from __future__ import annotations
 
+import threading
+
+import dramatiq
 import pytest
 
 from analysis.queue import userqueue
@@ -244,12 +247,38 @@ def test_a_red_banner_says_when_work_is_ready_and_no_worker_consumes_its_queue(s
              message="the waiting time moves on")
     assert js(browser, "return window.pauseButton.isConnected")
 
+    release = threading.Event()
+
+    @dramatiq.actor(queue_name="ops-slow")
+    def ops_slow_step():
+        release.wait(30)
+
     with running_worker(queue_broker, threads=2):
         wait_for(lambda: not visible(browser, "stall-banner"), message="banner gone once a worker runs")
         wait_for(lambda: js(browser, "return [...document.querySelectorAll('#workers tbody tr')]"
                                      ".some(r => r.id.startsWith('worker-'))"), message="the worker listed")
         wait_for(lambda: js(browser, "return document.querySelector('#queue-maintenance .processed').textContent")
                  == "1", message="processed in the last hour counted")
+
+        # the workers panel: busy and idle threads, and the message a thread runs
+        try:
+            ops_slow_step.send()
+            wait_for(lambda: query(conn, "SELECT count(*) FROM citeq_messages WHERE state = 'running'")[0][0] == 1,
+                     message="the slow message claimed")
+            row_id = query(conn, "SELECT id FROM citeq_messages WHERE state = 'running'")[0][0]
+            queue_broker._lease_keeper.renew()  # the heartbeat reports the threads now, not in a second
+            wait_for(lambda: js(browser, "return document.querySelector('#workers tbody tr').dataset.busyThreads") == "1",
+                     message="one thread shown busy")
+            assert js(browser, "return document.querySelector('#workers tbody tr').dataset.idleThreads") == "1"
+            assert "1 busy, 1 idle of 2 threads" in js(browser, "return document.querySelector('#workers .threads').textContent")
+            shown = js(browser, "return document.querySelector('#workers .current-message').textContent")
+            assert f"ops_slow_step on ops-slow, message {row_id}, running since " in shown
+            assert js(browser, A11Y) == []  # the panel keeps the landmarks, heading order and contrast
+        finally:
+            release.set()
+        wait_for(lambda: js(browser, "return document.querySelector('#workers tbody tr').dataset.busyThreads") == "0",
+                 message="the thread idle again")
+        assert js(browser, "return document.querySelector('#workers .current').textContent") == "—"
 
 
 def test_pause_and_resume_a_queue_from_the_operator_view(server, browser, queue_broker, conn):  # noqa: F811

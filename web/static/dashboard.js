@@ -288,12 +288,24 @@ async function queueAction(name, verb) {
   } catch (e) { $("queue-result").className = "error"; say("queue-result", new Error("Queue " + name + " was not " + (verb === "pause" ? "paused" : "resumed") + ": " + e.message)); }
 }
 
+// Busy threads are the messages a process holds, at most its threads; what it holds beyond
+// them was prefetched and waits for a thread (analysis/surface/operations.py).
 function renderWorker(row, w) {
   row.id = "worker-" + w.worker_id; row.dataset.busy = String(w.busy);
-  cell(row, w.hostname + ":" + w.pid); cell(row, w.queues.join(", "));
-  cell(row, w.busy ? "busy" : "idle", w.busy ? "state-busy" : "muted");
-  const current = cell(row, w.current.length ? "" : "—");
-  for (const m of w.current) current.append(el("div", m.actor_name + " (" + m.queue_name + ", message " + m.id + ", " + ago(m.running_seconds) + ")"));
+  row.dataset.busyThreads = String(w.busy_threads); row.dataset.idleThreads = String(w.idle_threads ?? "");
+  cell(row, w.hostname + ":" + w.pid).append(el("div", w.worker_id, "muted worker-id"));
+  cell(row, w.queues.join(", "));
+  const threads = w.threads == null
+    ? w.busy_threads + " busy (threads not reported)"
+    : w.busy_threads + " busy, " + w.idle_threads + " idle of " + w.threads + " thread" + (w.threads === 1 ? "" : "s");
+  const state = cell(row, threads, "threads " + (w.busy ? "state-busy" : "muted"));
+  if (w.waiting) state.append(el("div", w.waiting + " more claimed, waiting for a thread", "muted"));
+  const current = cell(row, w.current.length ? "" : "—", "current");
+  for (const m of w.current) {
+    current.append(el("div", m.actor_name + " on " + m.queue_name + ", message " + m.id + ", running since " +
+      (m.started_at ? new Date(m.started_at).toLocaleTimeString() + " (" + ago(m.running_seconds) + ")" : "—"),
+      "current-message"));
+  }
   cell(row, ago(w.seconds_since_seen) + " ago");
 }
 
