@@ -6,6 +6,7 @@ Skipped where Chromium is missing, like tests/e2e/test_dashboard.py, whose fixtu
 
 from __future__ import annotations
 
+import json
 import threading
 
 import dramatiq
@@ -482,6 +483,13 @@ def test_a_citation_opens_in_place_with_the_quote_marked_on_its_source_page_besi
               "JOIN documents d ON d.id = c.source_document_id WHERE c.job_id = %s AND c.evidence IS NOT NULL "
               "AND c.evidence_page IS NOT NULL AND c.page IS NOT NULL ORDER BY c.ordinal LIMIT 1", job_id)[0]
     number = ordinal + 1
+    # a claim judged in two parts (stored as the judge stores it): the quote for one, a sentence of
+    # another page for the other
+    parts = [{"part": "the first part", "sentence": evidence, "page": evidence_page, "coverage": 0.9},
+             {"part": "the second part", "sentence": "A sentence of another page.", "page": evidence_page + 1,
+              "coverage": 0.3}]
+    query(conn, "UPDATE job_citations SET evidence_parts = %s::jsonb WHERE job_id = %s AND ordinal = %s",
+          json.dumps(parts), job_id, ordinal)
     browser.set_window_size(1366, 900)
     sign_in(browser, server, accounts.mint_token(queue_broker, 1), "user-view")
     assert js(browser, "return window.innerWidth") >= 1000
@@ -509,6 +517,16 @@ def test_a_citation_opens_in_place_with_the_quote_marked_on_its_source_page_besi
     assert thesis["title"].startswith(f"Thesis, p. {page}")
     assert thesis["found"] == "true" and squash(claim).startswith(squash(thesis["marks"][0])[:20])
     assert thesis["top"] == src["top"] and thesis["left"] < src["left"]  # side by side on a wide screen
+
+    # the sentence for each part of the claim, above the pages
+    assert visible(browser, "evidence-parts")
+    shown = js(browser, "return [...document.querySelectorAll('#evidence-parts-list li')].map(li => li.textContent)")
+    assert len(shown) == 2
+    assert shown[0].startswith("“the first part”") and squash(evidence) in squash(shown[0])
+    assert "marked on the source page below" in shown[0]
+    assert shown[1] == (f"“the second part”Source p. {evidence_page + 1}: “A sentence of another page.”"
+                        "30 % of this part's key terms in that sentence; on another page than the one below")
+    assert js(browser, A11Y) == []
 
     js(browser, "document.getElementById('evidence-close').click()")
     assert not visible(browser, "evidence-view")

@@ -585,6 +585,28 @@ function renderPane(id, title, page, missing) {
   if (!page.blocks.length) text.append(el("p", "No text of this page is stored (a scanned page, or a document parsed before pages were kept).", "muted"));
 }
 
+// A claim the judge split into parts: what the source says to each part, not only to the one
+// the verdict quotes (a sentence on the source page shown is marked there too).
+function renderParts(parts, sourcePage) {
+  const list = $("evidence-parts-list");
+  list.replaceChildren();
+  $("evidence-parts").hidden = parts.length < 2;
+  parts.forEach((p, i) => {
+    const li = el("li", null, "evidence-part"); li.dataset.part = String(i + 1);
+    li.append(el("div", "“" + p.part + "”", "part-claim"));
+    const where = p.sentence == null ? null : p.page == null ? "In the source" : "Source p. " + p.page;
+    li.append(p.sentence == null
+      ? el("div", "No sentence of the source shares this part's words.", "muted part-none")
+      : el("div", where + ": “" + p.sentence + "”", "part-sentence"));
+    if (p.sentence != null) {
+      li.append(el("div", Math.round(p.coverage * 100) + " % of this part's key terms in that sentence" +
+        (p.marked ? "; marked on the source page below" : sourcePage && p.page !== sourcePage ? "; on another page than the one below" : ""),
+        "muted part-coverage"));
+    }
+    list.append(li);
+  });
+}
+
 async function openEvidence(number, opener) {
   const view = $("evidence-view");
   evidenceOpener = opener; say("evidence-error", null);
@@ -597,6 +619,7 @@ async function openEvidence(number, opener) {
                t, "This citation has no thesis page.");
     renderPane("pane-source", s ? "Source, p. " + s.page + (s.pages ? " of " + s.pages : "") + ": " + s.filename : "Source",
                s, "No passage of a source was quoted for this citation.");
+    renderParts(e.parts || [], s ? s.page : null);
     view.hidden = false;
     $("h-evidence").focus();
     // Each pane scrolls to its first mark (the page itself stays where it is).
