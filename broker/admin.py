@@ -49,6 +49,7 @@ class WorkerInfo(BaseModel):
     pid: int
     queues: list[str]
     connections: int  #: database connections the process holds (its pool and its listener)
+    threads: int | None  #: its worker threads (Dramatiq's --threads); None: the process did not say
     started_at: datetime
     last_seen_at: datetime
     seconds_since_seen: float

@@ -124,7 +124,7 @@ class LeaseKeeper(threading.Thread):
         self.broker.pool.close_idle()
         self.broker.store.heartbeat(self.broker.worker_id, hostname=self.hostname, pid=self.broker.pid,
                                     queues=queues, connections=self.broker.connections,
-                                    held=self.broker.held_leases())
+                                    threads=self.broker.worker_threads, held=self.broker.held_leases())
 
     def stop(self) -> None:
         self.stopping.set()

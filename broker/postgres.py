@@ -51,6 +51,7 @@ from .pool import Pool
 from .results import PostgresBackend
 from .settings import BrokerSettings
 from .store import MessageStore
+from .threads import WorkerThreads
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,8 @@ class PostgresBroker(dramatiq.Broker):
     Parameters:
       url: libpq URL; defaults to the ``DATABASE_URL`` environment variable.
       middleware: as for any Dramatiq broker; defaults to Dramatiq's default middleware
-        plus periodiq support with tick dedupe and the schema migration at worker boot.
+        plus periodiq support with tick dedupe, the schema migration at worker boot and the
+        count of worker threads the heartbeat reports (broker/threads.py).
       results: also add Dramatiq's ``Results`` middleware with the Postgres result backend
         (the same as ``broker.add_middleware(Results(backend=PostgresBackend(broker)))``).
         Off by default, as with every Dramatiq broker: without it ``get_result()`` raises
@@ -84,6 +86,7 @@ class PostgresBroker(dramatiq.Broker):
                 PeriodicDedupe(),
                 MessageGroups(),
                 MigrateAtBoot(),
+                WorkerThreads(),
             ]
         super().__init__(middleware=middleware)
         if results:
@@ -418,6 +421,13 @@ class PostgresBroker(dramatiq.Broker):
             if deadline and time.monotonic() > deadline:
                 raise QueueJoinTimeout(queue_name)
             time.sleep(0.01)
+
+    @property
+    def worker_threads(self) -> int | None:
+        """Worker threads this process runs (the WorkerThreads middleware counts them); None
+        when no Dramatiq worker booted here or the middleware is not installed."""
+        counters = [m for m in self.middleware if isinstance(m, WorkerThreads)]
+        return counters[0].threads if counters else None
 
     @property
     def connections(self) -> int:

@@ -436,11 +436,13 @@ WHERE message_key IN (SELECT message_key FROM citeq_results WHERE expires_at < n
                       FOR UPDATE SKIP LOCKED);
 
 -- worker_upsert --
--- The row of one worker process (LeaseKeeper.renew): alive, which queues it serves, its connections.
-INSERT INTO citeq_workers (worker_id, hostname, pid, queues, connections)
-VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(queues)s, %(connections)s)
+-- The row of one worker process (LeaseKeeper.renew): alive, which queues it serves, its
+-- connections and its worker threads.
+INSERT INTO citeq_workers (worker_id, hostname, pid, queues, connections, threads)
+VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(queues)s, %(connections)s, %(threads)s)
 ON CONFLICT (worker_id) DO UPDATE
-SET queues = excluded.queues, connections = excluded.connections, last_seen_at = now();
+SET queues = excluded.queues, connections = excluded.connections, threads = excluded.threads,
+    last_seen_at = now();
 
 -- worker_delete --
 -- A worker that shuts down cleanly leaves.
@@ -455,7 +457,7 @@ WHERE worker_id IN (SELECT worker_id FROM citeq_workers
 
 -- workers_live_many --
 -- Live worker processes (a heartbeat within the lease), newest heartbeat first.
-SELECT worker_id, hostname, pid, queues, connections, started_at, last_seen_at,
+SELECT worker_id, hostname, pid, queues, connections, threads, started_at, last_seen_at,
        extract(epoch FROM now() - last_seen_at)::float8 AS seconds_since_seen
 FROM citeq_workers
 WHERE last_seen_at >= now() - %(lease_seconds)s * interval '1 second'

@@ -234,12 +234,12 @@ class MessageStore:
     # -- leases and workers ----------------------------------------------------------------
 
     def heartbeat(self, worker_id: str, *, hostname: str, pid: int, queues: list[str], connections: int,
-                  held: list[tuple[int, str]]) -> None:
+                  held: list[tuple[int, str]], threads: int | None = None) -> None:
         """Record a live worker (or remove it, once it serves no queue) and extend the leases
         of the messages it holds."""
         if queues:
             self.connector.execute("worker_upsert", worker_id=worker_id, hostname=hostname, pid=pid,
-                                   queues=queues, connections=connections)
+                                   queues=queues, connections=connections, threads=threads)
         else:
             self.delete_worker(worker_id)
         if held:

@@ -389,9 +389,9 @@ def cmd_workers(args) -> int:
 
     found = admin.workers(boot())
     emit(args, [w.model_dump(mode="json") for w in found], lambda: table(
-        [[w.worker_id, w.pid, ",".join(w.queues), w.connections, f"{w.seconds_since_seen:.1f}s ago"]
-         for w in found],
-        ["worker", "pid", "queues", "connections", "last heartbeat"]) if found else "no live workers")
+        [[w.worker_id, w.pid, ",".join(w.queues), "?" if w.threads is None else w.threads, w.connections,
+          f"{w.seconds_since_seen:.1f}s ago"] for w in found],
+        ["worker", "pid", "queues", "threads", "connections", "last heartbeat"]) if found else "no live workers")
     return 0
 
 

@@ -29,6 +29,7 @@ embedder, the first passage also carries the evidence sentence of the whole sour
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import random
@@ -152,7 +153,7 @@ def _citation_rows(job: Job, citations: list[Citation], matched: dict[int, int |
         verdict = None
         if source is None:
             j = source_missing_judgement(c.marker)
-            verdict = (None, j.verdict.value, j.confidence, j.evidence, j.evidence_page, j.rationale, j.rule)
+            verdict = (None, j.verdict.value, j.confidence, j.evidence, j.evidence_page, j.rationale, j.rule, None)
         elif c.ordinal in carried:
             verdict = carried[c.ordinal]
         message_id = None
@@ -160,7 +161,7 @@ def _citation_rows(job: Job, citations: list[Citation], matched: dict[int, int |
             message = actor.message(job.id, c.ordinal)
             judge_messages.append(message)
             message_id = message.message_id
-        carried_from, v, confidence, evidence, evidence_page, rationale, rule = verdict or (None,) * 7
+        carried_from, v, confidence, evidence, evidence_page, rationale, rule, parts = verdict or (None,) * 8
         for name, value in (
             ("ordinals", c.ordinal), ("claims", c.claim), ("sentences", c.sentence), ("markers", c.marker),
             ("pages", c.page), ("reference_keys", c.reference.key if c.reference else None),
@@ -168,6 +169,7 @@ def _citation_rows(job: Job, citations: list[Citation], matched: dict[int, int |
             ("source_document_ids", source), ("message_ids", message_id), ("verdicts", v),
             ("confidences", confidence), ("evidences", evidence), ("evidence_pages", evidence_page),
             ("rationales", rationale), ("carried_from_ids", carried_from), ("judge_rules", rule),
+            ("evidence_parts", None if parts is None else json.dumps(parts)),
             ("match_methods", resolved[c.ordinal].method if source is not None else None),
             ("unresolved_reasons", resolved[c.ordinal].reason if source is None else None),
         ):
@@ -197,7 +199,7 @@ def _carried_verdicts(job: Job, citations: list[Citation], matched: dict[int, in
         source = matched[c.ordinal]
         if source is None or row[6] is None or hashes.get(source) != row[5] or row[5] is None:
             continue
-        carried[c.ordinal] = (row[0], row[6], row[7], row[8], row[9], row[10], row[11])
+        carried[c.ordinal] = (row[0], row[6], row[7], row[8], row[9], row[10], row[11], row[12])
     return carried
 
 
@@ -426,6 +428,11 @@ def _hybrid(broker, index, bm25_hits: list[Hit], query: list[float], user_id: in
     return fuse_ranks(bm25_hits, vector_hits)[:k]
 
 
+def _parts_json(judgement: Judgement) -> str | None:
+    """The judgement's per-part sentences as stored (NULL for a claim judged whole)."""
+    return json.dumps([p.model_dump() for p in judgement.parts]) if judgement.parts else None
+
+
 def record_verdict(job_id: int, ordinal: int, user_id: int, judgement: Judgement, *, settle: Settle,
                    broker=None, provider_answered: bool = False) -> str:
     """Write the verdict once; the writer of the last one returns ``succeeded`` to ``settle``,
@@ -438,7 +445,7 @@ def record_verdict(job_id: int, ordinal: int, user_id: int, judgement: Judgement
         row = db.one(cur, "citation_judge_one", job_id=job_id, ordinal=ordinal, verdict=judgement.verdict.value,
                      confidence=judgement.confidence, evidence=judgement.evidence,
                      evidence_page=judgement.evidence_page, rationale=judgement.rationale, rule=judgement.rule,
-                     provider_answered=provider_answered)
+                     evidence_parts=_parts_json(judgement), provider_answered=provider_answered)
         if row is None:
             return None
         (pending,) = row

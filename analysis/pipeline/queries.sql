@@ -286,26 +286,26 @@ SELECT extracted_at IS NOT NULL, pending_citations FROM analysis_jobs WHERE id =
 INSERT INTO job_citations (job_id, user_id, ordinal, claim, sentence, marker, page, reference_key, reference,
                            source_document_id, message_id, dispatches, verdict, confidence, evidence,
                            evidence_page, rationale, carried_from_id, judged_at, match_method, unresolved_reason,
-                           judge_rule)
+                           judge_rule, evidence_parts)
 SELECT %(job_id)s, %(user_id)s, c.ordinal, c.claim, c.sentence, c.marker, c.page, c.reference_key,
        c.reference::jsonb, c.source_document_id, c.message_id, CASE WHEN c.message_id IS NULL THEN 0 ELSE 1 END,
        c.verdict::citation_verdict, c.confidence, c.evidence, c.evidence_page, c.rationale, c.carried_from_id,
        CASE WHEN c.verdict IS NOT NULL THEN clock_timestamp() END, c.match_method, c.unresolved_reason,
-       c.judge_rule
+       c.judge_rule, c.evidence_parts::jsonb
 FROM unnest(%(ordinals)s::int[], %(claims)s::text[], %(sentences)s::text[], %(markers)s::text[],
             %(pages)s::int[], %(reference_keys)s::text[], %(references)s::text[],
             %(source_document_ids)s::bigint[], %(message_ids)s::text[], %(verdicts)s::text[],
             %(confidences)s::real[], %(evidences)s::text[], %(evidence_pages)s::int[], %(rationales)s::text[],
             %(carried_from_ids)s::bigint[], %(match_methods)s::text[], %(unresolved_reasons)s::text[],
-            %(judge_rules)s::text[])
+            %(judge_rules)s::text[], %(evidence_parts)s::text[])
      AS c(ordinal, claim, sentence, marker, page, reference_key, reference, source_document_id, message_id,
           verdict, confidence, evidence, evidence_page, rationale, carried_from_id, match_method,
-          unresolved_reason, judge_rule);
+          unresolved_reason, judge_rule, evidence_parts);
 
 -- base_citations_many --
 -- The citations of a delta re-check's base job, with the content hash of their source.
 SELECT c.id, c.ordinal, c.claim, c.marker, c.source_document_id, d.sha256, c.verdict::text, c.confidence,
-       c.evidence, c.evidence_page, c.rationale, c.judge_rule
+       c.evidence, c.evidence_page, c.rationale, c.judge_rule, c.evidence_parts
 FROM job_citations c LEFT JOIN documents d ON d.id = c.source_document_id
 WHERE c.job_id = %(job_id)s AND c.user_id = %(user_id)s
 ORDER BY c.ordinal;
@@ -331,7 +331,7 @@ WITH judged AS (
     UPDATE job_citations c
     SET verdict = %(verdict)s::citation_verdict, confidence = %(confidence)s, evidence = %(evidence)s,
         evidence_page = %(evidence_page)s, rationale = %(rationale)s, judge_rule = %(rule)s,
-        judged_at = clock_timestamp()
+        evidence_parts = %(evidence_parts)s::jsonb, judged_at = clock_timestamp()
     FROM analysis_jobs j
     WHERE c.job_id = %(job_id)s AND c.ordinal = %(ordinal)s AND c.verdict IS NULL
       AND j.id = c.job_id AND j.status = 'running'

@@ -40,12 +40,23 @@ class PageView(BaseModel):
     found: bool  #: whether the quote was found on the page
 
 
+class PartView(BaseModel):
+    """One part of a claim the judge split into parts, and the source sentence closest to it."""
+
+    part: str
+    sentence: str | None  #: None: no sentence of the source shares its words
+    page: int | None
+    coverage: float  #: share of the part's key terms the sentence states
+    marked: bool = False  #: the sentence is marked on the source page shown
+
+
 class EvidenceView(BaseModel):
     number: int
     verdict: str | None
     claim: str
     thesis: PageView | None  #: None when the citation has no thesis page
     source: PageView | None  #: None without a resolved source or a quoted page
+    parts: list[PartView] = []  #: empty when the claim was judged whole (or judged before parts were kept)
 
 
 def view(broker, job_id: int, number: int, *, user_id: int) -> EvidenceView | None:
@@ -54,11 +65,28 @@ def view(broker, job_id: int, number: int, *, user_id: int) -> EvidenceView | No
         row = db.one(cur, "citation_evidence_one", job_id=job_id, user_id=user_id, ordinal=number - 1)
         if row is None:
             return None
-        ordinal, verdict, claim, sentence, page, thesis_id, source_id, evidence, evidence_page = row
+        ordinal, verdict, claim, sentence, page, thesis_id, source_id, evidence, evidence_page, stored_parts = row
+        parts = [PartView(**p) for p in (json.loads(stored_parts) if isinstance(stored_parts, str)
+                                         else stored_parts or [])]
         thesis = _page(cur, user_id, thesis_id, page, [claim], fallback=[sentence]) if page else None
         source = (_page(cur, user_id, source_id, evidence_page, sentences(evidence))
                   if source_id and evidence and evidence_page else None)
-    return EvidenceView(number=ordinal + 1, verdict=verdict, claim=claim, thesis=thesis, source=source)
+    if source is not None:
+        _mark_parts(source, parts)
+    return EvidenceView(number=ordinal + 1, verdict=verdict, claim=claim, thesis=thesis, source=source, parts=parts)
+
+
+def _mark_parts(source: PageView, parts: list[PartView]) -> None:
+    """Mark each part's sentence that stands on the source page shown, beside the quote (a sentence
+    on another page is listed with its page)."""
+    for part in parts:
+        if part.sentence and part.page == source.page:
+            scratch = [Block(kind=b.kind, text=b.text) for b in source.blocks]
+            part.marked = mark(scratch, sentences(part.sentence))
+            for block, found in zip(source.blocks, scratch):
+                # the quoted sentence is often one of the parts': it is marked once
+                block.marks.extend(m for m in found.marks
+                                   if not any(a <= m[0] and m[1] <= b for a, b in block.marks))
 
 
 def _page(cur, user_id: int, document_id: int, page: int, quotes: list[str],

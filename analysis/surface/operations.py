@@ -37,17 +37,29 @@ class CurrentMessage(BaseModel):
     id: int
     queue_name: str
     actor_name: str
+    started_at: datetime | None  #: when the worker claimed it (running since)
     running_seconds: float | None
 
 
 class WorkerView(BaseModel):
+    """A live worker process with its threads and the messages it holds.
+
+    The broker records a message as running when a process claims it, and a process claims
+    up to its prefetch, so it may hold more messages than it has threads: ``busy_threads``
+    counts at most ``threads``, and the rest of what it holds is ``waiting`` for a thread.
+    """
+
     worker_id: str
     hostname: str
     pid: int
     queues: list[str]
     seconds_since_seen: float
-    busy: bool
-    current: list[CurrentMessage]
+    threads: int | None  #: its worker threads; None: the process did not say
+    busy_threads: int  #: threads running a message
+    idle_threads: int | None  #: threads free for work; None when ``threads`` is
+    waiting: int  #: messages it claimed beyond its threads (prefetched, waiting for a thread)
+    busy: bool  #: it holds a message
+    current: list[CurrentMessage]  #: the messages it holds, oldest claim first
 
 
 class DeadLetterView(BaseModel):
@@ -108,11 +120,17 @@ def _workers(workers: list[admin.WorkerInfo], running: list[controls.RunningMess
     held: dict[str, list[CurrentMessage]] = {}
     for m in running:
         held.setdefault(m.worker_id, []).append(CurrentMessage(id=m.id, queue_name=m.queue_name,
-                                                               actor_name=m.actor_name,
+                                                               actor_name=m.actor_name, started_at=m.started_at,
                                                                running_seconds=m.running_seconds))
-    return [WorkerView(worker_id=w.worker_id, hostname=w.hostname, pid=w.pid, queues=sorted(set(w.queues)),
-                       seconds_since_seen=w.seconds_since_seen, busy=bool(held.get(w.worker_id)),
-                       current=held.get(w.worker_id, [])) for w in workers]
+    return [_worker(w, held.get(w.worker_id, [])) for w in workers]
+
+
+def _worker(w: admin.WorkerInfo, current: list[CurrentMessage]) -> WorkerView:
+    busy = len(current) if w.threads is None else min(len(current), w.threads)
+    return WorkerView(worker_id=w.worker_id, hostname=w.hostname, pid=w.pid, queues=sorted(set(w.queues)),
+                      seconds_since_seen=w.seconds_since_seen, threads=w.threads, busy_threads=busy,
+                      idle_threads=None if w.threads is None else w.threads - busy,
+                      waiting=len(current) - busy, busy=bool(current), current=current)
 
 
 def active_analyses(broker, *, limit: int = 100) -> list[views.JobView]:

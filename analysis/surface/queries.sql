@@ -274,10 +274,10 @@ LIMIT %(limit)s;
 
 -- citation_evidence_one --
 -- One citation of one job of the user, with what is needed to show it in place: the claim,
--- its sentence and thesis page, the quoted evidence and its source page. No row: no such
--- citation of this user.
+-- its sentence and thesis page, the quoted evidence and its source page, and the sentence
+-- for each part of a claim judged in parts. No row: no such citation of this user.
 SELECT c.ordinal, c.verdict::text, c.claim, c.sentence, c.page, j.thesis_id, c.source_document_id,
-       c.evidence, c.evidence_page
+       c.evidence, c.evidence_page, c.evidence_parts
 FROM job_citations c JOIN analysis_jobs j ON j.id = c.job_id AND j.user_id = c.user_id
 WHERE c.job_id = %(job_id)s AND c.user_id = %(user_id)s AND c.ordinal = %(ordinal)s;
 

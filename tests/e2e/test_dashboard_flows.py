@@ -6,6 +6,10 @@ Skipped where Chromium is missing, like tests/e2e/test_dashboard.py, whose fixtu
 
 from __future__ import annotations
 
+import json
+import threading
+
+import dramatiq
 import pytest
 
 from analysis.queue import userqueue
@@ -244,12 +248,38 @@ def test_a_red_banner_says_when_work_is_ready_and_no_worker_consumes_its_queue(s
              message="the waiting time moves on")
     assert js(browser, "return window.pauseButton.isConnected")
 
+    release = threading.Event()
+
+    @dramatiq.actor(queue_name="ops-slow")
+    def ops_slow_step():
+        release.wait(30)
+
     with running_worker(queue_broker, threads=2):
         wait_for(lambda: not visible(browser, "stall-banner"), message="banner gone once a worker runs")
         wait_for(lambda: js(browser, "return [...document.querySelectorAll('#workers tbody tr')]"
                                      ".some(r => r.id.startsWith('worker-'))"), message="the worker listed")
         wait_for(lambda: js(browser, "return document.querySelector('#queue-maintenance .processed').textContent")
                  == "1", message="processed in the last hour counted")
+
+        # the workers panel: busy and idle threads, and the message a thread runs
+        try:
+            ops_slow_step.send()
+            wait_for(lambda: query(conn, "SELECT count(*) FROM citeq_messages WHERE state = 'running'")[0][0] == 1,
+                     message="the slow message claimed")
+            row_id = query(conn, "SELECT id FROM citeq_messages WHERE state = 'running'")[0][0]
+            queue_broker._lease_keeper.renew()  # the heartbeat reports the threads now, not in a second
+            wait_for(lambda: js(browser, "return document.querySelector('#workers tbody tr').dataset.busyThreads") == "1",
+                     message="one thread shown busy")
+            assert js(browser, "return document.querySelector('#workers tbody tr').dataset.idleThreads") == "1"
+            assert "1 busy, 1 idle of 2 threads" in js(browser, "return document.querySelector('#workers .threads').textContent")
+            shown = js(browser, "return document.querySelector('#workers .current-message').textContent")
+            assert f"ops_slow_step on ops-slow, message {row_id}, running since " in shown
+            assert js(browser, A11Y) == []  # the panel keeps the landmarks, heading order and contrast
+        finally:
+            release.set()
+        wait_for(lambda: js(browser, "return document.querySelector('#workers tbody tr').dataset.busyThreads") == "0",
+                 message="the thread idle again")
+        assert js(browser, "return document.querySelector('#workers .current').textContent") == "—"
 
 
 def test_pause_and_resume_a_queue_from_the_operator_view(server, browser, queue_broker, conn):  # noqa: F811
@@ -453,6 +483,13 @@ def test_a_citation_opens_in_place_with_the_quote_marked_on_its_source_page_besi
               "JOIN documents d ON d.id = c.source_document_id WHERE c.job_id = %s AND c.evidence IS NOT NULL "
               "AND c.evidence_page IS NOT NULL AND c.page IS NOT NULL ORDER BY c.ordinal LIMIT 1", job_id)[0]
     number = ordinal + 1
+    # a claim judged in two parts (stored as the judge stores it): the quote for one, a sentence of
+    # another page for the other
+    parts = [{"part": "the first part", "sentence": evidence, "page": evidence_page, "coverage": 0.9},
+             {"part": "the second part", "sentence": "A sentence of another page.", "page": evidence_page + 1,
+              "coverage": 0.3}]
+    query(conn, "UPDATE job_citations SET evidence_parts = %s::jsonb WHERE job_id = %s AND ordinal = %s",
+          json.dumps(parts), job_id, ordinal)
     browser.set_window_size(1366, 900)
     sign_in(browser, server, accounts.mint_token(queue_broker, 1), "user-view")
     assert js(browser, "return window.innerWidth") >= 1000
@@ -480,6 +517,16 @@ def test_a_citation_opens_in_place_with_the_quote_marked_on_its_source_page_besi
     assert thesis["title"].startswith(f"Thesis, p. {page}")
     assert thesis["found"] == "true" and squash(claim).startswith(squash(thesis["marks"][0])[:20])
     assert thesis["top"] == src["top"] and thesis["left"] < src["left"]  # side by side on a wide screen
+
+    # the sentence for each part of the claim, above the pages
+    assert visible(browser, "evidence-parts")
+    shown = js(browser, "return [...document.querySelectorAll('#evidence-parts-list li')].map(li => li.textContent)")
+    assert len(shown) == 2
+    assert shown[0].startswith("“the first part”") and squash(evidence) in squash(shown[0])
+    assert "marked on the source page below" in shown[0]
+    assert shown[1] == (f"“the second part”Source p. {evidence_page + 1}: “A sentence of another page.”"
+                        "30 % of this part's key terms in that sentence; on another page than the one below")
+    assert js(browser, A11Y) == []
 
     js(browser, "document.getElementById('evidence-close').click()")
     assert not visible(browser, "evidence-view")

@@ -159,3 +159,46 @@ def test_a_worker_shows_busy_with_its_current_message_then_idle(broker, worker, 
     finally:
         release.set()
         w.stop()
+
+
+def test_the_ops_route_shows_a_workers_threads_busy_and_idle_and_its_current_message(broker, conn):
+    """A real worker registration (the lease keeper's heartbeat) holding a real running message,
+    read through /api/ops/overview with an operator token."""
+    import threading
+
+    import dramatiq
+
+    from tests.conftest import wait_for
+
+    release = threading.Event()
+
+    @dramatiq.actor(queue_name="slow")
+    def slow():
+        release.wait(30)
+
+    w = dramatiq.Worker(broker, worker_threads=3, worker_timeout=100)
+    w.start()
+    try:
+        with TestClient(create_app(broker=broker)) as client:
+            ops = {"Authorization": f"Bearer {accounts.mint_token(broker, None, operator=True)}"}
+            message = slow.send()
+            wait_for(lambda: query(conn, "SELECT state::text FROM citeq_messages")[0][0] == "running",
+                     message="message claimed")
+            broker._lease_keeper.renew()  # the heartbeat registers the process and its threads now
+            [worker] = client.get("/api/ops/overview", headers=ops).json()["workers"]
+            assert worker["worker_id"] == broker.worker_id and worker["pid"] > 0 and worker["hostname"]
+            assert (worker["threads"], worker["busy_threads"], worker["idle_threads"], worker["waiting"]) == (3, 1, 2, 0)
+            [current] = worker["current"]
+            row = query(conn, "SELECT id, started_at FROM citeq_messages WHERE message_id = %s", message.message_id)[0]
+            assert (current["actor_name"], current["queue_name"], current["id"]) == ("slow", "slow", row[0])
+            assert current["started_at"] is not None and current["running_seconds"] >= 0
+            [registered] = client.get("/api/ops/workers", headers=ops).json()
+            assert registered["threads"] == 3
+
+            release.set()
+            wait_for(lambda: client.get("/api/ops/overview", headers=ops).json()["workers"][0]["busy_threads"] == 0,
+                     message="idle again")
+            assert client.get("/api/ops/overview").status_code == 401  # the ops routes' auth
+    finally:
+        release.set()
+        w.stop()

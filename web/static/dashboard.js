@@ -288,12 +288,24 @@ async function queueAction(name, verb) {
   } catch (e) { $("queue-result").className = "error"; say("queue-result", new Error("Queue " + name + " was not " + (verb === "pause" ? "paused" : "resumed") + ": " + e.message)); }
 }
 
+// Busy threads are the messages a process holds, at most its threads; what it holds beyond
+// them was prefetched and waits for a thread (analysis/surface/operations.py).
 function renderWorker(row, w) {
   row.id = "worker-" + w.worker_id; row.dataset.busy = String(w.busy);
-  cell(row, w.hostname + ":" + w.pid); cell(row, w.queues.join(", "));
-  cell(row, w.busy ? "busy" : "idle", w.busy ? "state-busy" : "muted");
-  const current = cell(row, w.current.length ? "" : "—");
-  for (const m of w.current) current.append(el("div", m.actor_name + " (" + m.queue_name + ", message " + m.id + ", " + ago(m.running_seconds) + ")"));
+  row.dataset.busyThreads = String(w.busy_threads); row.dataset.idleThreads = String(w.idle_threads ?? "");
+  cell(row, w.hostname + ":" + w.pid).append(el("div", w.worker_id, "muted worker-id"));
+  cell(row, w.queues.join(", "));
+  const threads = w.threads == null
+    ? w.busy_threads + " busy (threads not reported)"
+    : w.busy_threads + " busy, " + w.idle_threads + " idle of " + w.threads + " thread" + (w.threads === 1 ? "" : "s");
+  const state = cell(row, threads, "threads " + (w.busy ? "state-busy" : "muted"));
+  if (w.waiting) state.append(el("div", w.waiting + " more claimed, waiting for a thread", "muted"));
+  const current = cell(row, w.current.length ? "" : "—", "current");
+  for (const m of w.current) {
+    current.append(el("div", m.actor_name + " on " + m.queue_name + ", message " + m.id + ", running since " +
+      (m.started_at ? new Date(m.started_at).toLocaleTimeString() + " (" + ago(m.running_seconds) + ")" : "—"),
+      "current-message"));
+  }
   cell(row, ago(w.seconds_since_seen) + " ago");
 }
 
@@ -573,6 +585,28 @@ function renderPane(id, title, page, missing) {
   if (!page.blocks.length) text.append(el("p", "No text of this page is stored (a scanned page, or a document parsed before pages were kept).", "muted"));
 }
 
+// A claim the judge split into parts: what the source says to each part, not only to the one
+// the verdict quotes (a sentence on the source page shown is marked there too).
+function renderParts(parts, sourcePage) {
+  const list = $("evidence-parts-list");
+  list.replaceChildren();
+  $("evidence-parts").hidden = parts.length < 2;
+  parts.forEach((p, i) => {
+    const li = el("li", null, "evidence-part"); li.dataset.part = String(i + 1);
+    li.append(el("div", "“" + p.part + "”", "part-claim"));
+    const where = p.sentence == null ? null : p.page == null ? "In the source" : "Source p. " + p.page;
+    li.append(p.sentence == null
+      ? el("div", "No sentence of the source shares this part's words.", "muted part-none")
+      : el("div", where + ": “" + p.sentence + "”", "part-sentence"));
+    if (p.sentence != null) {
+      li.append(el("div", Math.round(p.coverage * 100) + " % of this part's key terms in that sentence" +
+        (p.marked ? "; marked on the source page below" : sourcePage && p.page !== sourcePage ? "; on another page than the one below" : ""),
+        "muted part-coverage"));
+    }
+    list.append(li);
+  });
+}
+
 async function openEvidence(number, opener) {
   const view = $("evidence-view");
   evidenceOpener = opener; say("evidence-error", null);
@@ -585,6 +619,7 @@ async function openEvidence(number, opener) {
                t, "This citation has no thesis page.");
     renderPane("pane-source", s ? "Source, p. " + s.page + (s.pages ? " of " + s.pages : "") + ": " + s.filename : "Source",
                s, "No passage of a source was quoted for this citation.");
+    renderParts(e.parts || [], s ? s.page : null);
     view.hidden = false;
     $("h-evidence").focus();
     // Each pane scrolls to its first mark (the page itself stays where it is).

@@ -35,6 +35,8 @@ class Assessment(BaseModel):
     #: the rule of `analysis.pipeline.judging.rules` that decided, and the guards that changed it
     rule: str | None = None
     guards: tuple[str, ...] = ()
+    #: a claim judged in parts: (part, the sentence covering it best, its coverage), in claim order
+    parts: tuple[tuple[str, Sentence | None, float], ...] = ()
 
     @property
     def decided_by(self) -> str | None:

@@ -23,7 +23,7 @@ from analysis.pipeline.judging.evidence import Evidence, Thresholds, gather
 from analysis.pipeline.judging.figures import states_figure, states_share
 from analysis.pipeline.judging.rules import RULES, decide, guarded
 from analysis.pipeline.judging.scoring import Scorer, across_languages, split_sentences
-from analysis.pipeline.judging.verdicts import Judgement, Verdict, no_passages
+from analysis.pipeline.judging.verdicts import EvidencePart, Judgement, Verdict, no_passages
 from analysis.pipeline.judging.wording import CLAUSE_BREAK, PART_BREAK
 from analysis.pipeline.providers.client import clip
 from analysis.pipeline.retrieval.index import Hit
@@ -77,7 +77,12 @@ class OfflineJudge:
         whole = self._assess(claim, sentences)
         lang = lexical.language(claim)
         clauses = [c for c in CLAUSE_BREAK.split(claim) if c and len(set(lexical.content_terms(c, lang))) >= 3]
-        found = whole if len(clauses) < 2 else self._combine(whole, [self._assess(c, sentences) for c in clauses])
+        if len(clauses) < 2:
+            return self._extra_part(claim, lang, sentences, whole)
+        judged = [self._assess(c, sentences) for c in clauses]
+        # each clause's own best sentence goes with the verdict: a reader checks every part
+        found = self._combine(whole, judged).model_copy(
+            update={"parts": tuple((c.strip(), a.sentence, a.coverage) for c, a in zip(clauses, judged))})
         return self._extra_part(claim, lang, sentences, found)
 
     def _extra_part(self, claim: str, lang: str, sentences: list[Sentence], found: Assessment) -> Assessment:
@@ -109,6 +114,7 @@ class OfflineJudge:
             return found
         return Assessment(verdict=Verdict.partially_supported, confidence=0.0, cue="clauses", coverage=high,
                           sentence=sentence, rule="extra_part",
+                          parts=tuple((part.strip(), best, score) for score, part, best, _ in covered),
                           reason=f"the source states part of the claim ({high:.0%} of its key terms in one sentence), "
                                  f"not “{clip(extra.strip(), 80)}” ({low:.0%})")
 
@@ -197,4 +203,12 @@ class OfflineJudge:
             evidence_page=page,
             rationale=f"Offline (lexical): {a.reason}; key-term coverage {a.coverage:.0%} in the closest sentence.",
             rule=rule,
+            parts=[_part(*p) for p in a.parts],
         )
+
+
+def _part(part: str, sentence: Sentence | None, coverage: float) -> EvidencePart:
+    """A part with its closest sentence; a sentence sharing none of its key terms is not evidence."""
+    if sentence is None or coverage <= 0.0:
+        return EvidencePart(part=part)
+    return EvidencePart(part=part, sentence=sentence.text, page=sentence.hit.page, coverage=min(1.0, coverage))

@@ -31,6 +31,17 @@ class Verdict(str, Enum):
     source_missing = "source_missing"
 
 
+class EvidencePart(BaseModel):
+    """One part of a claim the judge split into parts, with the sentence of the source that
+    covers it best (None when no sentence shares its words)."""
+
+    part: str
+    sentence: str | None = None
+    page: int | None = None
+    #: share of the part's key terms the sentence states
+    coverage: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
 class Judgement(BaseModel):
     """A verdict with its evidence: the passage (and page) it rests on."""
 
@@ -44,6 +55,8 @@ class Judgement(BaseModel):
     #: the offline rule that decided, and the guards that changed its verdict ("overlap_sentence >
     #: guard_directions"); None for a judge without rules (a model judge)
     rule: str | None = None
+    #: a claim judged in two or more parts: each part with its best sentence; empty otherwise
+    parts: list[EvidencePart] = []
 
 
 class Judge(Protocol):
