@@ -6,7 +6,8 @@ Here the worker and the joining process are different processes (or at least dif
 connections), so the worker stores what is needed to rebuild it: the type's import path
 (``module:qualname``) and its ``args`` as JSON. The joining process imports the type, rebuilds
 the exception from its args and chains a :class:`DeadLettered` carrying the worker's
-traceback text as its cause.
+traceback text as its cause. A type that cannot be imported by name (a class defined inside a
+function, as tests do) is found when the worker that stored it runs in the joining process.
 """
 
 from __future__ import annotations
@@ -14,10 +15,16 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import weakref
 
 from .errors import DeadLettered
 
 logger = logging.getLogger(__name__)
+
+#: Exception types this process's workers described, by path: how a join in the same process
+#: finds again a type that cannot be imported (``<locals>`` in its qualname). Weak: a type
+#: nothing else holds is gone, and then the join raises DeadLettered.
+_described: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def describe(exc: BaseException | None) -> tuple[str | None, str | None]:
@@ -28,6 +35,10 @@ def describe(exc: BaseException | None) -> tuple[str | None, str | None]:
     cls = type(exc)
     path = f"{cls.__module__}:{cls.__qualname__}"
     try:
+        _described[path] = cls
+    except TypeError:  # a type that takes no weak reference
+        pass
+    try:
         args = json.dumps(list(exc.args))
     except (TypeError, ValueError):
         args = json.dumps([str(exc)])
@@ -35,6 +46,8 @@ def describe(exc: BaseException | None) -> tuple[str | None, str | None]:
 
 
 def _import(path: str) -> type[BaseException] | None:
+    if path in _described:
+        return _described.get(path)
     module_name, _, qualname = path.partition(":")
     if not module_name or not qualname or "<locals>" in qualname:
         return None  # a class defined inside a function cannot be found again by name

@@ -657,10 +657,13 @@ ORDER BY key
 FOR UPDATE;
 
 -- rate_limit_set --
--- Set a key to a value until its TTL, whatever it held (a barrier's "cleared" event).
+-- Set a key to a value until its TTL, whatever it held (a barrier's "cleared" event), and
+-- wake whoever waits on it (PostgresRateLimiterBackend.wait LISTENs on citeq_barrier; the
+-- notification is delivered at commit, after the row is visible).
 INSERT INTO rate_limit_counters AS r (key, value, expires_at)
 VALUES (%(key)s, %(value)s, clock_timestamp() + %(ttl_ms)s * interval '1 millisecond')
 ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at;
+NOTIFY citeq_barrier, %(key)s;
 
 -- rate_limit_get_one --
 -- The live value of a key (none when absent or expired).

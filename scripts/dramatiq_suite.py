@@ -31,12 +31,15 @@ SCRATCH = ROOT / ".citeq" / "dramatiq-suite"
 #: Dramatiq's test files that exercise a broker through its public API.
 FILES = (
     "test_actors.py",
+    "test_barrier.py",
     "test_broker.py",
     "test_callbacks.py",
     "test_composition.py",
+    "test_encoders.py",
     "test_generic_actors.py",
     "test_messages.py",
     "test_results.py",
+    "test_stub_broker.py",
     "test_worker.py",
     "test_window_rate_limiter.py",
     "test_concurrent_rate_limiter.py",

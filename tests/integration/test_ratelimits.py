@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from dramatiq.rate_limits import ConcurrentRateLimiter, WindowRateLimiter
+from dramatiq.rate_limits import Barrier, ConcurrentRateLimiter, WindowRateLimiter
 
 from analysis.pipeline.providers import budget
 from analysis.pipeline import analyze as pipeline
@@ -29,6 +29,23 @@ def test_concurrent_limiter_caps_slots_across_backends(broker):
             assert third is False
     with b.acquire(raise_on_failure=False) as again:
         assert again is True
+
+
+def test_a_barrier_wakes_its_waiter_by_notify_not_by_its_next_look(broker, conn):
+    backend = PostgresRateLimiterBackend(broker)
+    backend.WAIT_RECHECK = 600.0  # a waiter that is not woken looks again only in ten minutes
+    barrier = Barrier(backend, "parties", ttl=60_000)
+    assert barrier.create(parties=2)
+    passed = []
+    waiter = threading.Thread(target=lambda: passed.append(barrier.wait(timeout=120_000)))
+    waiter.start()
+    # The waiter LISTENs, then looks at the event key, then sleeps on its connection.
+    wait_for(lambda: query(conn, "SELECT count(*) FROM pg_stat_activity WHERE state = 'idle' "
+                                 "AND query LIKE '%%FROM rate_limit_counters WHERE key%%'")[0][0],
+             message="the waiter asleep after its first look")
+    assert barrier.wait(timeout=1000)  # the second party arrives, sets the event and goes on
+    waiter.join(timeout=60)
+    assert passed == [True], "the first party was woken by the event's NOTIFY"
 
 
 def test_concurrent_limiter_never_admits_more_than_its_limit_under_contention(broker):
