@@ -20,6 +20,7 @@ from dramatiq.middleware import SkipMessage
 from dramatiq.results import Results
 
 from broker import DeadLettered, PostgresBroker, admin
+from broker import failures
 from broker.failures import describe, rebuild
 from broker.results import PostgresBackend
 from tests.conftest import query, wait_for
@@ -80,7 +81,7 @@ def test_join_raises_rate_limit_exceeded(broker, worker):
         broker.join(limited.queue_name, timeout=10_000)
 
 
-def test_join_falls_back_to_dead_lettered_for_a_local_exception_class(broker, worker):
+def test_join_raises_a_local_exception_class_its_own_worker_saw(broker, worker):
     class Local(Exception):
         pass
 
@@ -89,6 +90,25 @@ def test_join_falls_back_to_dead_lettered_for_a_local_exception_class(broker, wo
         raise Local("nowhere to import me from")
 
     fails.send()
+
+    # This process's worker saw the type: found again by its path, as StubBroker raises it.
+    with pytest.raises(Local, match="nowhere to import me from") as raised:
+        broker.join(fails.queue_name, timeout=10_000)
+    assert isinstance(raised.value.__cause__, DeadLettered)
+
+
+def test_join_falls_back_to_dead_lettered_for_a_local_exception_class_seen_elsewhere(broker, worker, conn):
+    class Local(Exception):
+        pass
+
+    @dramatiq.actor(max_retries=0)
+    def fails():
+        raise Local("nowhere to import me from")
+
+    fails.send()
+    wait_for(lambda: query(conn, "SELECT count(*) FROM citeq_messages WHERE queue_name = %s AND state = 'dead'",
+                           fails.queue_name)[0][0], message="the message dead-lettered")
+    failures._described.clear()  # as in a process whose workers never saw the type
 
     with pytest.raises(DeadLettered, match="nowhere to import me from"):
         broker.join(fails.queue_name, timeout=10_000)
