@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 
+from dramatiq.common import q_name
 from dramatiq.message import Message
 from pydantic import BaseModel
 
@@ -27,6 +28,16 @@ class GroupStats(BaseModel):
     in_flight: int  #: grouped messages queued or running
     busy_keys: int  #: keys with a message in flight
     oldest_held_age_seconds: float  #: how long the oldest held message has waited since its send
+
+
+class GroupKeyStats(BaseModel):
+    """One key of a queue with unfinished messages."""
+
+    queue_name: str
+    group_key: str
+    held: int  #: messages waiting for the key's turn
+    in_flight: int  #: messages queued or running
+    oldest_held_age_seconds: float | None  #: how long the oldest held message has waited; None: none held
 
 
 class GroupMessage(BaseModel):
@@ -79,6 +90,13 @@ def group_stats(broker) -> list[GroupStats]:
     the oldest held message (one query)."""
     cols = GroupStats.model_fields.keys()
     return [GroupStats(**dict(zip(cols, row))) for row in broker.store.group_stats()]
+
+
+def group_keys(broker, queue_name: str | None = None, limit: int = 100) -> list[GroupKeyStats]:
+    """Keys with unfinished messages, those whose held messages waited longest first."""
+    cols = GroupKeyStats.model_fields.keys()
+    rows = broker.store.group_keys(q_name(queue_name) if queue_name else None, limit)
+    return [GroupKeyStats(**dict(zip(cols, row))) for row in rows]
 
 
 def group_messages(broker, queue_name: str, group_key: str, limit: int = 100) -> list[GroupMessage]:

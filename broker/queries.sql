@@ -347,6 +347,21 @@ WHERE queue_name = %(queue_name)s AND group_key = %(group_key)s AND state IN ('h
 ORDER BY state <> 'held' DESC, group_seq, id
 LIMIT %(limit)s;
 
+-- group_keys_many --
+-- Keys with unfinished messages (of one queue, or of all): held and in flight, and how long
+-- the oldest held one has waited; those waiting longest first, then keys only in flight.
+SELECT queue_name, group_key,
+       count(*) FILTER (WHERE state = 'held')::int AS held,
+       count(*) FILTER (WHERE state <> 'held')::int AS in_flight,
+       extract(epoch FROM now() - min(enqueued_at) FILTER (WHERE state = 'held'))::float8
+           AS oldest_held_age_seconds
+FROM citeq_messages
+WHERE state IN ('held', 'queued', 'running') AND group_key IS NOT NULL
+  AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_name)s)
+GROUP BY queue_name, group_key
+ORDER BY min(enqueued_at) FILTER (WHERE state = 'held') NULLS LAST, queue_name, group_key
+LIMIT %(limit)s;
+
 -- queue_next_eta_one --
 -- Seconds until the earliest delayed message of a queue is due (NULL: none); an idle
 -- consumer sleeps until then rather than a whole poll interval.

@@ -220,6 +220,9 @@ class MessageStore:
     def group_messages(self, queue_name: str, group_key: str, limit: int = 100) -> list[tuple]:
         return self.connector.execute("group_messages_many", queue_name=queue_name, group_key=group_key, limit=limit)
 
+    def group_keys(self, queue_name: str | None, limit: int = 100) -> list[tuple]:
+        return self.connector.execute("group_keys_many", queue_name=queue_name, limit=limit)
+
     def dead_letter_undecodable(self, row_id: int, token: str, reason: str) -> None:
         self.connector.execute("undecodable_message_dead_letter", id=row_id, token=token, reason=reason)
 

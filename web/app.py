@@ -347,6 +347,12 @@ def _ops_routes(app: FastAPI) -> None:
         """Message groups per queue: keys waiting, held, in flight, oldest held age."""
         return admin.group_stats(request.app.state.broker)
 
+    @app.get("/api/ops/groups/keys", tags=["ops"], response_model=list[admin.GroupKeyStats])
+    def group_keys(request: Request, queue: QueueName = None, limit: int = 50, _=Depends(operator)):
+        """Keys with unfinished messages (of one queue, with ``?queue=``): held, in flight and the
+        oldest held one's age, those waiting longest first."""
+        return admin.group_keys(request.app.state.broker, queue, limit=max(1, min(limit, 1000)))
+
     @app.get("/api/ops/groups/{queue}/messages", tags=["ops"], response_model=list[admin.GroupMessage])
     def group_messages(request: Request, queue: QueuePath, key: GroupKey, limit: int = 100, _=Depends(operator)):
         """One key's unfinished messages: in flight first, then held, in the key's order."""

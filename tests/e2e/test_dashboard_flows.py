@@ -367,6 +367,60 @@ def test_retry_and_purge_show_their_result_and_bulk_purge_asks_first(server, bro
              message="the three failures still counted for the last hour")
 
 
+def send_invoices(broker, keys: dict[str, int]) -> None:
+    """Grouped messages no worker consumes: per key, the first is in flight, the rest are held."""
+    import dramatiq
+
+    if "invoice" in broker.actors:  # declared by an earlier test on this broker
+        invoice = broker.get_actor("invoice")
+    else:
+        @dramatiq.actor(queue_name="invoices", group_by=lambda tenant, n: tenant, broker=broker)
+        def invoice(tenant, n):
+            pass
+
+    for tenant, count in keys.items():
+        for n in range(count):
+            invoice.send(tenant, n)
+
+
+def test_the_message_groups_panel_counts_keys_and_lists_a_keys_messages_on_request(
+        server, browser, queue_broker, conn):  # noqa: F811
+    sign_in(browser, server, accounts.mint_token(queue_broker, None, operator=True), "ops-view")
+    wait_for(lambda: "no message groups" in text(browser, "groups"), message="the empty state")
+    assert not visible(browser, "group-keys-box")
+
+    send_invoices(queue_broker, {"acme corp/eu": 3, "globex": 2, "initech": 1})
+    row = "document.getElementById('group-queue-invoices')"
+    wait_for(lambda: js(browser, f"return {row}?.querySelector('.waiting-keys').textContent") == "2",
+             message="two keys with waiting messages")
+    counts = js(browser, f"return [...{row}.cells].map(c => c.textContent)")[1:5]
+    assert counts == ["2", "3", "3", "3"]  # keys waiting, held, in flight, keys in flight
+    assert visible(browser, "group-keys-box")
+    keys = js(browser, "return [...document.querySelectorAll('#group-keys tbody tr[id^=group-key-]')]"
+                       ".map(r => [r.dataset.groupKey, r.querySelector('.held').textContent])")
+    assert keys == [["acme corp/eu", "2"], ["globex", "1"], ["initech", "0"]]  # waiting longest first
+
+    acme = "[...document.querySelectorAll('#group-keys tbody tr')].find(r => r.dataset.groupKey === 'acme corp/eu')"
+    toggle = f"{acme}.querySelector('button.show-messages')"
+    assert js(browser, f"return {toggle}.getAttribute('aria-expanded')") == "false"
+    js(browser, f"{toggle}.click()")
+    assert js(browser, f"return {toggle}.getAttribute('aria-expanded')") == "true"
+    listed = f"document.getElementById({toggle}.getAttribute('aria-controls'))"
+    wait_for(lambda: js(browser, f"return {listed}.querySelectorAll('li').length") == 3, message="the key's messages")
+    ids = [r[0] for r in query(conn, "SELECT id FROM citeq_messages WHERE group_key = 'acme corp/eu' ORDER BY group_seq")]
+    assert js(browser, f"return [...{listed}.querySelectorAll('li')].map(li => [Number(li.dataset.id), li.dataset.state])") == \
+        [[ids[0], "queued"], [ids[1], "held"], [ids[2], "held"]]
+    shown = js(browser, f"return {listed}.querySelector('li:last-child').textContent")
+    assert shown.startswith(f"invoice, message {ids[2]}: waiting for its key's turn; sent ")
+    wait_polls(browser, 2)
+    assert js(browser, f"return {toggle}.getAttribute('aria-expanded')") == "true"  # the poll keeps it open
+    assert js(browser, f"return {listed}.querySelectorAll('li').length") == 3
+    assert js(browser, A11Y) == []
+
+    js(browser, f"{toggle}.click()")
+    assert js(browser, f"return [{toggle}.getAttribute('aria-expanded'), {listed}.hidden]") == ["false", True]
+
+
 # -- mobile and accessibility -----------------------------------------------------------------
 
 #: In-page checks: landmarks, heading order, the names and states of expandable controls,
@@ -457,15 +511,25 @@ def test_the_operator_view_at_390_px_and_its_accessibility(server, browser, queu
                 "'Traceback (most recent call last):\n  File \"/srv/x/y.py\", line 1, in f\nValueError: a very long "
                 "message without spaces_______________________________________________________________end'")
     promote.send(2)  # ready, no worker: the banner is on
+    send_invoices(queue_broker, {"a-tenant-key-long-enough-to-need-wrapping-" + "x" * 60: 2})
     sign_in(browser, server, accounts.mint_token(queue_broker, None, operator=True), "ops-view")
     wait_for(lambda: visible(browser, "stall-banner"), message="banner shown")
     js(browser, "document.querySelector('button.show-traceback').click()")
+    wait_for(lambda: js(browser, "return !!document.querySelector('#group-keys button.show-messages')"),
+             message="a message group listed")
+    js(browser, "document.querySelector('#group-keys button.show-messages').click()")
+    wait_for(lambda: js(browser, "return document.querySelectorAll('#group-keys li').length") == 2,
+             message="its messages listed")
     assert js(browser, A11Y) == []
     browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                             {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
     wait_for(lambda: js(browser, "return window.innerWidth") == 390, message="390 px viewport")
     wide, inner = js(browser, NO_SIDEWAYS)
     assert wide <= inner, f"operator view is {wide} px wide at {inner} px"
+    cells = js(browser, "return [...document.querySelector('#group-keys tbody tr').cells].map(c => "
+                        "[getComputedStyle(c).display, getComputedStyle(c, '::before').content])")
+    assert {c[0] for c in cells} == {"block"} and cells[1][1] == '"Key: "'  # a key's row stacks, labelled
+    assert js(browser, A11Y) == []
 
 
 # -- evidence in place ------------------------------------------------------------------------

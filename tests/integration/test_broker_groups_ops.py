@@ -55,6 +55,11 @@ def test_ops_route_and_metrics_show_groups(client, ops, queue_broker, conn):  # 
     assert [m["state"] for m in listed] == ["queued", "held", "held"]
     assert client.get("/api/ops/groups").status_code in (401, 403)
 
+    keys = client.get("/api/ops/groups/keys", params={"queue": QUEUE}, headers=ops).json()
+    assert [(k["group_key"], k["held"], k["in_flight"]) for k in keys] == [("a", 2, 1), ("b", 0, 1)]  # waiting first
+    assert keys[0]["oldest_held_age_seconds"] >= 90 and keys[1]["oldest_held_age_seconds"] is None
+    assert client.get("/api/ops/groups/keys", params={"queue": "nothing_here"}, headers=ops).json() == []
+
     _, samples = parse(exposition.render(queue_broker))
     assert samples[("citeq_group_held_messages", (("queue", QUEUE),))] == 2
     assert samples[("citeq_group_waiting_keys", (("queue", QUEUE),))] == 1

@@ -67,7 +67,8 @@ OPS_ROUTES = [("get", "/api/ops/queues"), ("get", "/api/ops/workers"), ("get", "
               ("post", "/api/ops/dead-letters/1/retry"), ("delete", "/api/ops/dead-letters/1"),
               ("get", "/api/ops/analyses"), ("get", "/api/ops/overview"), ("post", "/api/ops/queues/default/pause"),
               ("post", "/api/ops/queues/default/resume"), ("post", "/api/ops/dead-letters/retry"),
-              ("delete", "/api/ops/dead-letters")]
+              ("delete", "/api/ops/dead-letters"), ("get", "/api/ops/groups"), ("get", "/api/ops/groups/keys"),
+              ("get", "/api/ops/groups/default/messages?key=a")]
 
 
 @pytest.mark.parametrize("method,path", USER_ROUTES + OPS_ROUTES)

@@ -195,6 +195,7 @@ async function refresh() {
     tasks.push(pollUploads(), pollReport());
   }
   if (isOps) tasks.push(api("GET", "/api/ops/overview").then(renderOverview));
+  if (isOps) tasks.push(pollGroups());
   try {
     await Promise.all(tasks);
     say("refresh-error", null); document.body.dataset.refreshed = String(Date.now());
@@ -386,6 +387,99 @@ $("retry-all").addEventListener("click", () => askBulk("retry"));
 $("purge-all").addEventListener("click", () => askBulk("purge"));
 $("bulk-yes").addEventListener("click", doBulk);
 $("bulk-no").addEventListener("click", () => { $("bulk-confirm").hidden = true; bulkVerb = null; $("dead-result").className = "result"; say("dead-result", new Error("Nothing was changed.")); });
+
+// -- message groups (issue 25) ---------------------------------------------------------------
+// Per queue the counts of /api/ops/groups; below them the keys (/api/ops/groups/keys), each
+// with its unfinished messages on request. An open key's messages are read again with every
+// poll; a key has a number of its own for the ids of its rows (a key is any string).
+
+const groups = { open: new Set(), messages: {}, ids: new Map() };
+const GROUP_MESSAGES = 50;
+
+function groupNumber(k) {
+  const name = JSON.stringify([k.queue_name, k.group_key]);
+  if (!groups.ids.has(name)) groups.ids.set(name, groups.ids.size + 1);
+  return groups.ids.get(name);
+}
+
+async function pollGroups() {
+  const [stats, keys] = await Promise.all([api("GET", "/api/ops/groups"), api("GET", "/api/ops/groups/keys")]);
+  // Ages change every second: written into their cells, not re-rendered with the rows (as for queues).
+  fill("#groups", stats, renderGroupQueue, "no message groups: no grouped message is waiting or in flight",
+       s => ({ ...s, oldest_held_age_seconds: null }));
+  for (const s of stats) {
+    const c = document.querySelector("#group-queue-" + CSS.escape(s.queue_name) + " .oldest");
+    if (c) c.textContent = s.held ? ago(s.oldest_held_age_seconds) : "—";
+  }
+  $("group-keys-box").hidden = !keys.length;
+  fill("#group-keys", keys, renderGroupKey, null, k => ({ ...k, oldest_held_age_seconds: null }));
+  for (const k of keys) {
+    const c = document.querySelector("#group-key-" + groupNumber(k) + " .oldest");
+    if (c) c.textContent = k.held ? ago(k.oldest_held_age_seconds) : "—";
+  }
+  await Promise.all(keys.filter(k => groups.open.has(groupNumber(k))).map(loadGroupMessages));
+}
+
+function renderGroupQueue(row, s) {
+  row.id = "group-queue-" + s.queue_name;
+  cell(row, s.queue_name); cell(row, s.waiting_keys, "waiting-keys"); cell(row, s.held, "held");
+  cell(row, s.in_flight, "in-flight"); cell(row, s.busy_keys, "busy-keys");
+  cell(row, s.held ? ago(s.oldest_held_age_seconds) : "—", "oldest");
+}
+
+function renderGroupKey(row, k) {
+  const n = groupNumber(k), listId = "group-messages-" + n;
+  row.id = "group-key-" + n; row.dataset.queue = k.queue_name; row.dataset.groupKey = k.group_key;
+  cell(row, k.queue_name); cell(row, k.group_key, "group-key"); cell(row, k.held, "held");
+  cell(row, k.in_flight, "in-flight"); cell(row, k.held ? ago(k.oldest_held_age_seconds) : "—", "oldest");
+  const t = button("Messages", "show-messages", null);
+  t.setAttribute("aria-controls", listId);
+  t.setAttribute("aria-expanded", String(groups.open.has(n)));
+  t.onclick = () => {
+    if (groups.open.has(n)) groups.open.delete(n); else groups.open.add(n);
+    const open = groups.open.has(n);
+    t.setAttribute("aria-expanded", String(open)); $(listId).hidden = !open;
+    if (open) loadGroupMessages(k);
+  };
+  cell(row, "", "actions").append(t);
+  // The messages' row follows this one (the row is in the table already: fill inserts first).
+  const tr = el("tr", null, "group-messages"); tr.id = listId; tr.hidden = !groups.open.has(n); tr.dataset.companion = "1";
+  const td = el("td", null, "wide"); td.colSpan = 6; tr.append(td);
+  row.after(tr);
+  drawGroupMessages(k);
+}
+
+// Never throws: a failed read is shown in the key's row (the poll reports an unreachable server).
+async function loadGroupMessages(k) {
+  const n = groupNumber(k);
+  try {
+    groups.messages[n] = await api("GET", "/api/ops/groups/" + encodeURIComponent(k.queue_name) + "/messages?key=" +
+                                          encodeURIComponent(k.group_key) + "&limit=" + GROUP_MESSAGES);
+  } catch (e) { groups.messages[n] = e; }
+  drawGroupMessages(k);
+}
+
+function groupMessageText(m) {
+  const state = m.state === "held" ? "waiting for its key's turn"
+    : m.state === "running" ? "running since " + when(m.started_at)
+    : new Date(m.eta) > new Date() ? "its key's turn, delayed until " + when(m.eta) : "its key's turn, waiting for a worker";
+  return m.actor_name + ", message " + m.id + ": " + state + (m.attempts ? ", attempt " + m.attempts : "") +
+    "; sent " + when(m.enqueued_at);
+}
+
+function drawGroupMessages(k) {
+  const tr = $("group-messages-" + groupNumber(k));
+  if (!tr) return;
+  const got = groups.messages[groupNumber(k)], td = tr.cells[0];
+  if (got === undefined) { td.replaceChildren(el("p", "reading the messages …", "muted")); return; }
+  if (got instanceof Error) { td.replaceChildren(el("p", "The messages of key " + k.group_key + " could not be read: " + got.message, "error")); return; }
+  if (!got.length) { td.replaceChildren(el("p", "no unfinished message", "muted")); return; }
+  const list = el("ol", null, "group-message-list");
+  list.setAttribute("aria-label", "Messages of key " + k.group_key + " in queue " + k.queue_name + ", in the key's order");
+  for (const m of got) { const li = el("li", groupMessageText(m)); li.dataset.state = m.state; li.dataset.id = String(m.id); list.append(li); }
+  const more = k.held + k.in_flight - got.length;
+  td.replaceChildren(list, ...(more > 0 ? [el("p", "and " + more + " more", "muted")] : []));
+}
 
 // -- the report of one analysis --------------------------------------------------------------
 // Polls GET /api/analyses/{id}/report.json while the report is open: verdicts appear as the
