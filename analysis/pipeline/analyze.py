@@ -34,7 +34,7 @@ import logging
 import os
 import random
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from pydantic import BaseModel
@@ -250,16 +250,19 @@ def judge_citation(job_id: int, ordinal: int, *, settle: Settle, broker=None, ju
     The outcomes that end the job go through ``settle``."""
     broker = messages.broker_or_global(broker)
     settings = settings or PipelineSettings.from_env()
-    row = db.one_on(broker, "citation_to_judge_one", job_id=job_id, ordinal=ordinal)
+    start = ordinal - ordinal % EMBED_WINDOW
+    row = db.one_on(broker, "citation_to_judge_one", job_id=job_id, ordinal=ordinal,
+                    window_start=start, window_end=start + EMBED_WINDOW)
     if row is None:
         return "skipped"
-    _, user_id, claim, marker, source_id, session_id = row
+    _, user_id, claim, marker, source_id, session_id, window_claims = row
     if source_id is None:
         judgement = source_missing_judgement(marker)
     else:
         judge = judge or judge_for(settings)
         hits = retrieve(broker, claim, user_id, session_id, source_id, passages_for(judge, settings),
-                        store=store or store_for(broker, settings), embedder=embedder or configured_embedder())
+                        store=store or store_for(broker, settings), embedder=embedder or configured_embedder(),
+                        claims_ahead=window_claims)
         try:
             judgement = _judge_within_budget(judge, job_id, claim, hits, broker, settings)
         except ProviderPermanentError as exc:
@@ -278,6 +281,9 @@ def judge_citation(job_id: int, ordinal: int, *, settle: Settle, broker=None, ju
 #: Passages the offline judge reads per claim: it costs no tokens, and a paraphrase's sentence is
 #: often not among the provider judge's few (on a small source this is every passage).
 OFFLINE_PASSAGES = 12
+#: A judge embeds the claims of its window of this many ordinals in one batch (the local
+#: embedder's batch); the other judges of the window find their claims' vectors remembered.
+EMBED_WINDOW = 32
 
 
 def passages_for(judge: Judge, settings: PipelineSettings) -> int:
@@ -358,7 +364,7 @@ def provider_failing(job_id: int, user_id: int, exc: ProviderUnavailable, *, set
 
 
 def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id: int, k: int, *,
-             store: SourceStore, embedder: Embedder | None) -> list[Hit]:
+             store: SourceStore, embedder: Embedder | None, claims_ahead: Sequence[str] = ()) -> list[Hit]:
     """The ``k`` best passages of the user's cited source: BM25, fused with vector ranks
     when there is an embedder and the source's chunks carry embeddings; with an embedder, the
     first hit also carries the evidence sentence of the whole source (``focus``), and the
@@ -366,6 +372,8 @@ def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id
 
     An embedding call that fails for the claim falls back to BM25 without a focus for this
     citation (logged): the verdict stays sound, and a provider outage does not stall the job.
+    ``claims_ahead``: other claims of the job that an embedder which remembers its vectors
+    (the local one) embeds in the same batch, for their own judges to find.
     """
     in_postgres = embedder is not None and vectors_in_postgres(broker)
     with_embeddings = embedder is not None and not in_postgres
@@ -374,7 +382,7 @@ def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id
     else:
         index = document_index(broker, user_id, source_id, with_embeddings=with_embeddings)
     source = str(source_id)
-    query = _claim_vector(embedder, claim, user_id)
+    query = _claim_vector(embedder, claim, user_id, claims_ahead)
     if query is None:
         # a claim sharing no word with its source (another language) still gets its opening passages
         return index.search(claim, source_id=source, k=k) or index.opening(source, k)
@@ -395,12 +403,20 @@ def retrieve(broker, claim: str, user_id: int, session_id: int | None, source_id
     return evidence.with_focus(hits, focus, holding, k)
 
 
-def _claim_vector(embedder: Embedder | None, claim: str, user_id: int) -> list[float] | None:
-    """The claim's query vector, or None without an embedder or when embedding it failed (logged)."""
+def _claim_vector(embedder: Embedder | None, claim: str, user_id: int,
+                  claims_ahead: Sequence[str] = ()) -> list[float] | None:
+    """The claim's query vector, or None without an embedder or when embedding it failed (logged).
+
+    An embedder that remembers its vectors (``remembers``: the local one) gets the claims
+    ahead in the same call. A batch of 32 costs the local engine about 0.4 of 32 single calls
+    per sentence (58.8 against 138.6 ms measured side by side at a load average of 6), and
+    the judges of those claims (in this process) find their vectors remembered. A remote
+    embedder gets the claim alone: every text sent there costs."""
     if embedder is None:
         return None
+    texts = [claim, *claims_ahead] if getattr(embedder, "remembers", False) else [claim]
     try:
-        (query,) = embedder.embed_queries([claim])
+        query = embedder.embed_queries(texts)[0]
     except ProviderError as exc:
         logger.warning("claim not embedded; BM25 alone", extra={"action": "embedding_failed",
                                                                "user_id": user_id, "reason": str(exc)})

@@ -315,8 +315,14 @@ ORDER BY c.ordinal;
 SELECT id, sha256 FROM documents WHERE user_id = %(user_id)s AND id = ANY(%(ids)s::bigint[]);
 
 -- citation_to_judge_one --
--- A citation that still needs its verdict, of a running job; no row: nothing to do.
-SELECT c.id, c.user_id, c.claim, c.marker, c.source_document_id, d.session_id
+-- A citation that still needs its verdict, of a running job; no row: nothing to do. With it,
+-- the claims of the job's citations in [window_start, window_end) that have a source and no
+-- verdict yet: the local embedder embeds them in one batch with this one (analyze.retrieve).
+SELECT c.id, c.user_id, c.claim, c.marker, c.source_document_id, d.session_id,
+       ARRAY(SELECT w.claim FROM job_citations w
+             WHERE w.job_id = c.job_id AND w.ordinal >= %(window_start)s AND w.ordinal < %(window_end)s
+               AND w.ordinal <> c.ordinal AND w.verdict IS NULL AND w.source_document_id IS NOT NULL
+             ORDER BY w.ordinal) AS window_claims
 FROM job_citations c
 JOIN analysis_jobs j ON j.id = c.job_id AND j.status = 'running'
 LEFT JOIN documents d ON d.id = c.source_document_id AND d.user_id = c.user_id

@@ -471,3 +471,51 @@ def test_a_provider_down_at_parse_time_leaves_chunks_without_vectors_and_retriev
     assert query(conn, "SELECT status::text, retrieval_mode FROM analysis_jobs WHERE id = %s",
                  job_id) == [("succeeded", "bm25")]
     assert all(r[4] is not None for r in verdicts(conn, job_id))
+
+
+class _RecordingEmbedder:
+    """The bundled embedder, recording the batches of claims it actually encodes (memo misses)."""
+
+    def __init__(self) -> None:
+        from analysis.pipeline.retrieval.embeddings import LocalEmbedder
+
+        self.inner = LocalEmbedder()
+        self.name, self.remembers = self.inner.name, self.inner.remembers
+        self.batches: list[list[str]] = []
+        real = self.inner._loaded
+
+        def loaded():
+            model = real()
+            recorder = self
+
+            class Spy:
+                def encode(self, texts, is_query):
+                    if is_query:
+                        recorder.batches.append(list(texts))
+                    return model.encode(texts, is_query=is_query)
+            return Spy()
+        self.inner._loaded = loaded
+
+    def embed(self, texts):
+        return self.inner.embed(texts)
+
+    def embed_queries(self, texts):
+        return self.inner.embed_queries(texts)
+
+
+def test_judges_embed_the_claims_of_their_window_in_one_batch_and_each_claim_once(queue_broker, conn):
+    session, docs = parsed_session(queue_broker, conn, 1)
+    sources = [docs[n] for n in docs if not n.startswith("thesis")]
+    job_id = start_analysis(conn, queue_broker, 1, docs["thesis_retrieval_practice.pdf"], sources)
+    with_source = [c for c, in query(conn, "SELECT claim FROM job_citations WHERE job_id = %s AND "
+                                           "source_document_id IS NOT NULL ORDER BY ordinal", job_id)]
+    assert 2 <= len(with_source) <= pipeline.EMBED_WINDOW  # one window
+
+    embedder = _RecordingEmbedder()
+    for (ordinal,) in query(conn, "SELECT ordinal FROM job_citations WHERE job_id = %s ORDER BY ordinal", job_id):
+        pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=queue_broker, embedder=embedder)
+
+    assert job_status(conn, job_id) == "succeeded"
+    # The first judge embedded every claim of the window in one batch; the others found theirs.
+    assert len(embedder.batches) == 1
+    assert sorted(embedder.batches[0]) == sorted(dict.fromkeys(" ".join(c.split()) for c in with_source))

@@ -146,6 +146,8 @@ class LocalEmbedder:
 
     name = LOCAL_MODEL
     dim = 384
+    #: Vectors are remembered (``LOCAL_MEMO``): texts embedded ahead of need cost nothing later.
+    remembers = True
 
     def __init__(self, *, batch_size: int = LOCAL_BATCH, max_words: int = LOCAL_MAX_WORDS,
                  memo: int = LOCAL_MEMO) -> None:
