@@ -81,7 +81,8 @@ def test_join_raises_rate_limit_exceeded(broker, worker):
         broker.join(limited.queue_name, timeout=10_000)
 
 
-def test_join_raises_a_local_exception_class_its_own_worker_saw(broker, worker):
+def _a_local_exception_dead_lettered():
+    """(the actor's queue, the exception class defined in here) after one message died of it."""
     class Local(Exception):
         pass
 
@@ -90,28 +91,26 @@ def test_join_raises_a_local_exception_class_its_own_worker_saw(broker, worker):
         raise Local("nowhere to import me from")
 
     fails.send()
+    return fails.queue_name, Local
+
+
+def test_join_raises_a_local_exception_class_its_own_worker_saw(broker, worker):
+    queue_name, local = _a_local_exception_dead_lettered()
 
     # This process's worker saw the type: found again by its path, as StubBroker raises it.
-    with pytest.raises(Local, match="nowhere to import me from") as raised:
-        broker.join(fails.queue_name, timeout=10_000)
+    with pytest.raises(local, match="nowhere to import me from") as raised:
+        broker.join(queue_name, timeout=10_000)
     assert isinstance(raised.value.__cause__, DeadLettered)
 
 
 def test_join_falls_back_to_dead_lettered_for_a_local_exception_class_seen_elsewhere(broker, worker, conn):
-    class Local(Exception):
-        pass
-
-    @dramatiq.actor(max_retries=0)
-    def fails():
-        raise Local("nowhere to import me from")
-
-    fails.send()
+    queue_name, _ = _a_local_exception_dead_lettered()
     wait_for(lambda: query(conn, "SELECT count(*) FROM citeq_messages WHERE queue_name = %s AND state = 'dead'",
-                           fails.queue_name)[0][0], message="the message dead-lettered")
+                           queue_name)[0][0], message="the message dead-lettered")
     failures._described.clear()  # as in a process whose workers never saw the type
 
     with pytest.raises(DeadLettered, match="nowhere to import me from"):
-        broker.join(fails.queue_name, timeout=10_000)
+        broker.join(queue_name, timeout=10_000)
 
 
 def test_join_reports_a_dead_letter_once_and_without_fail_fast_not_at_all(broker, worker):
