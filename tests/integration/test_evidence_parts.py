@@ -18,7 +18,7 @@ THESIS = "thesis_retrieval_practice.pdf"
 
 class _Halves:
     """The offline judge's verdict with the claim read as two parts, its halves, the first with the
-    quoted sentence (which claims the real judge splits is tests/unit/test_evidence_parts.py's)."""
+    quoted sentence (which claims the real judge splits is tests/unit/test_judge_parts.py's)."""
 
     def __init__(self) -> None:
         self.offline = OfflineJudge()
