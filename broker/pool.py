@@ -73,25 +73,22 @@ class Pool:
                 self._pid = os.getpid()
 
     def _connect(self) -> psycopg2.extensions.connection:
+        conn = None
         try:
             conn = psycopg2.connect(self.dsn, application_name=self.application_name)
+            if self.idle_transaction_timeout_ms is not None:
+                conn.autocommit = True
+                with conn.cursor() as cur:
+                    cur.execute("SET idle_in_transaction_session_timeout = %s", (self.idle_transaction_timeout_ms,))
+                conn.autocommit = False
         except psycopg2.OperationalError as exc:
+            if conn is not None:
+                conn.close()
             raise DatabaseUnavailable(f"cannot connect to the database: {exc}".strip()) from exc
         if not self.prepared_statements:
             sql.never_prepare(conn)
         if self.synchronous_acks:
             sql.always_synchronous(conn)
-        if self.idle_transaction_timeout_ms is not None:
-            try:
-                conn.autocommit = True
-                with conn.cursor() as cur:
-                    cur.execute("SET idle_in_transaction_session_timeout = %s", (self.idle_transaction_timeout_ms,))
-                conn.autocommit = False
-            except psycopg2.Error as exc:
-                conn.close()
-                if connection_lost(exc):
-                    raise DatabaseUnavailable(f"cannot connect to the database: {exc}".strip()) from exc
-                raise
         return conn
 
     def getconn(self) -> psycopg2.extensions.connection:

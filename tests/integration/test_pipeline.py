@@ -15,6 +15,7 @@ from analysis import maintenance
 from analysis.queue import userqueue
 from analysis.pipeline.judging.verdicts import Verdict
 from analysis.settings import PipelineSettings
+from analysis.pipeline.retrieval.embeddings import LocalEmbedder
 from analysis.pipeline.retrieval.sources import SourceStore
 from analysis.pipeline.intake.uploads import UploadFile
 from tests.conftest import query
@@ -473,34 +474,22 @@ def test_a_provider_down_at_parse_time_leaves_chunks_without_vectors_and_retriev
     assert all(r[4] is not None for r in verdicts(conn, job_id))
 
 
-class _RecordingEmbedder:
+class _RecordingEmbedder(LocalEmbedder):
     """The bundled embedder, recording the batches of claims it actually encodes (memo misses)."""
 
     def __init__(self) -> None:
-        from analysis.pipeline.retrieval.embeddings import LocalEmbedder
-
-        self.inner = LocalEmbedder()
-        self.name, self.remembers = self.inner.name, self.inner.remembers
+        super().__init__()
         self.batches: list[list[str]] = []
-        real = self.inner._loaded
 
-        def loaded():
-            model = real()
-            recorder = self
+    def _loaded(self):
+        model, batches = super()._loaded(), self.batches
 
-            class Spy:
-                def encode(self, texts, is_query):
-                    if is_query:
-                        recorder.batches.append(list(texts))
-                    return model.encode(texts, is_query=is_query)
-            return Spy()
-        self.inner._loaded = loaded
-
-    def embed(self, texts):
-        return self.inner.embed(texts)
-
-    def embed_queries(self, texts):
-        return self.inner.embed_queries(texts)
+        class Spy:
+            def encode(self, texts, is_query):
+                if is_query:
+                    batches.append(list(texts))
+                return model.encode(texts, is_query=is_query)
+        return Spy()
 
 
 def test_judges_embed_the_claims_of_their_window_in_one_batch_and_each_claim_once(queue_broker, conn):
