@@ -376,6 +376,14 @@ def cmd_groups(args) -> int:
              for m in found], ["id", "actor", "state", "order", "attempts", "sent"])
             if found else f"no unfinished messages with key {args.key!r} on {args.queue}")
         return 0
+    if args.keys:
+        keys = admin.group_keys(broker, args.queue, args.limit)
+        emit(args, [k.model_dump(mode="json") for k in keys], lambda: table(
+            [[k.queue_name, k.group_key, k.held, k.in_flight,
+              "-" if k.oldest_held_age_seconds is None else f"{k.oldest_held_age_seconds:.1f}s"] for k in keys],
+            ["queue", "key", "held", "in flight", "oldest held"])
+            if keys else "no keys with unfinished messages" + (f" on {args.queue}" if args.queue else ""))
+        return 0
     stats = [s for s in admin.group_stats(broker) if not args.queue or s.queue_name == args.queue]
     emit(args, [s.model_dump(mode="json") for s in stats], lambda: table(
         [[s.queue_name, s.waiting_keys, s.held, s.in_flight, s.busy_keys, f"{s.oldest_held_age_seconds:.1f}s"]
@@ -569,8 +577,11 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="ACTION", help="list (default), pause NAME (workers stop claiming from it), resume NAME")
     p.add_argument("name", nargs="?", metavar="NAME", help="the queue to pause or resume")
     p = add("groups", cmd_groups, "message groups per queue: keys waiting, held, in flight, oldest held age; "
-                                  "--queue Q --key K lists one key's messages")
+                                  "--keys lists the keys, those waiting longest first; --queue Q --key K lists one "
+                                  "key's messages")
     p.add_argument("--queue", help="only this queue")
+    p.add_argument("--keys", action="store_true",
+                   help="list keys with unfinished messages: held, in flight, oldest held age")
     p.add_argument("--key", help="list this key's unfinished messages (with --queue)")
     p.add_argument("--limit", type=_count, default=100)
     add("workers", cmd_workers, "live worker processes (heartbeat within the lease), their queues, connections, last heartbeat")

@@ -45,6 +45,14 @@ def test_citeq_groups_counts_and_lists_one_key(run, queue_broker, conn):
     assert "held" in run("groups")[1]
     assert run("groups", "--key", "a")[0] == 1  # a key needs its queue
 
+    status, keys, _ = run("groups", "--keys", "--queue", QUEUE, "--json")
+    assert status == 0
+    assert [(k["group_key"], k["held"], k["in_flight"]) for k in keys] == [("a", 2, 1), ("b", 0, 1)]  # waiting first
+    listing = run("groups", "--keys", "--queue", QUEUE)[1]
+    assert "oldest held" in listing.splitlines()[0]
+    assert listing.splitlines()[-1].split()[1:] == ["b", "0", "1", "-"]  # b waits for nothing
+    assert "no keys" in run("groups", "--keys", "--queue", "nothing_here")[1]
+
 
 def test_ops_route_and_metrics_show_groups(client, ops, queue_broker, conn):  # noqa: F811
     given_groups(queue_broker, conn)
