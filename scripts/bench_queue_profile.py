@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import threading
 import time
@@ -96,10 +97,12 @@ def _install_counting(count_dir: Path) -> None:
 
     def flush() -> None:
         path = count_dir / f"{os.getpid()}.json"
+        scratch = path.with_suffix(".tmp")
         while True:
             with lock:
                 data = json.dumps(counts)
-            path.write_text(data)
+            scratch.write_text(data)
+            os.replace(scratch, path)  # the benchmark never reads half a file
             time.sleep(0.2)
 
     threading.Thread(target=flush, daemon=True, name="bench-round-trips").start()
@@ -261,7 +264,7 @@ def main() -> None:
 
     import dramatiq
 
-    from scripts._benchdb import Workers, database, sql
+    from scripts._benchdb import database
 
     if os.environ.get("DATABASE_URL"):
         raise SystemExit("the server's CPU is read from /proc: run on the embedded server (unset DATABASE_URL)")
@@ -277,8 +280,18 @@ def main() -> None:
     dramatiq.set_broker(actors.broker)
     broker = dramatiq.get_broker()
     noop = broker.get_actor("bench_noop")
-    total = args.users * 5
     count_dir = Path(tempfile.mkdtemp(prefix="citeq-round-trips-"))
+    try:
+        rounds(args, url, data_dir, broker, noop, userqueue, bq, count_dir)
+    finally:
+        shutil.rmtree(count_dir, ignore_errors=True)
+
+
+def rounds(args, url, data_dir, broker, noop, userqueue, bq, count_dir: Path) -> None:
+    """Each round: the raw drain, then the serialized one, with the same fresh workers."""
+    from scripts._benchdb import Workers, sql
+
+    total = args.users * 5
     for r in range(1, args.rounds + 1):
         bq.reset(url)
         workers = Workers(url, args.processes, args.threads,
