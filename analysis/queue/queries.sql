@@ -157,8 +157,14 @@ RETURNING j.id;
 -- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
 -- @prepared
 -- Its generic plan (one lookup per item) fits every batch size; left to choose, the
--- server would plan each call anew for the array's length.
+-- server would plan each call anew for the array's length. That plan assumes ten items,
+-- and on tables of a few thousand jobs it joined them by reading analysis_jobs and
+-- held_runs whole, three times a call (1.0-1.1 ms for five jobs against 0.4 by key), more
+-- with each dead row version a busy queue leaves until the next vacuum: the joins below
+-- also name the batch's ids (= ANY), and with seq scans off the small held_runs table is
+-- read by key too (scripts/bench_queue_profile.py, issue 27).
 SET LOCAL plan_cache_mode = force_generic_plan;
+SET LOCAL enable_seqscan = off;
 SET LOCAL synchronous_commit = off;
 WITH target AS MATERIALIZED (
     -- One lookup per item, by id (the locked row is re-checked against the guard): joined
@@ -173,18 +179,19 @@ WITH target AS MATERIALIZED (
 ), started AS (
     UPDATE analysis_jobs j
     SET status = 'running', started_at = clock_timestamp()
-    FROM target WHERE j.id = target.id
+    FROM target WHERE j.id = target.id AND j.id = ANY(%(job_ids)s::bigint[])
     RETURNING j.id, j.user_id, j.thesis_id, j.delta_of_job_id, j.options, j.message_id
 ), released AS (
     UPDATE held_runs h
     SET status = 'released', released_at = clock_timestamp(), next_attempt_at = NULL
     FROM started s
-    WHERE %(release)s AND h.job_id = s.id AND h.status = 'held'
+    WHERE %(release)s AND h.job_id = s.id AND h.status = 'held' AND h.job_id = ANY(%(job_ids)s::bigint[])
     RETURNING h.job_id
 )
 SELECT s.id, s.user_id, s.thesis_id, s.delta_of_job_id, s.options,
        CASE WHEN r.job_id IS NOT NULL THEN 'released' ELSE h.status::text END, s.message_id
-FROM started s JOIN held_runs h ON h.job_id = s.id LEFT JOIN released r ON r.job_id = s.id;
+FROM started s JOIN held_runs h ON h.job_id = s.id AND h.job_id = ANY(%(job_ids)s::bigint[])
+LEFT JOIN released r ON r.job_id = s.id;
 
 -- job_finish_many --
 -- Under the users' locks: running jobs end (succeeded or failed) and, for each user with a
@@ -214,10 +221,11 @@ WITH target AS MATERIALIZED (
     ) AS t
     ORDER BY t.id
 ), finished AS (
+    -- By key whatever the statistics say (= ANY), as in job_start_many.
     UPDATE analysis_jobs j
     SET status = target.outcome::analysis_job_status, finished_at = clock_timestamp(),
         failure_reason = target.reason
-    FROM target WHERE j.id = target.id
+    FROM target WHERE j.id = target.id AND j.id = ANY(%(job_ids)s::bigint[])
     RETURNING j.id, j.user_id, j.delta_of_job_id, target.outcome, target.reason
 ), freed AS (
     SELECT DISTINCT user_id FROM finished WHERE delta_of_job_id IS NULL
@@ -233,11 +241,14 @@ WITH target AS MATERIALIZED (
         LIMIT 1
     ) AS n
 ), promoted AS (
+    -- The next jobs' ids as one array, computed once. Joined with next instead, the generic
+    -- plan could walk the queued jobs' index and look up each freed user's next job again
+    -- for every queued job: 365-423 index scans per job finished in the benchmark's drain
+    -- of 400 users x 5 jobs, against one.
     UPDATE analysis_jobs j
     SET status = 'pending', promoted_at = clock_timestamp(), message_id = gen_random_uuid()::text,
         promoted_via = 'completion'
-    FROM next
-    WHERE j.id = next.id AND j.status = 'queued'
+    WHERE j.id = ANY(ARRAY(SELECT id FROM next)) AND j.status = 'queued'
     RETURNING j.id, j.user_id, j.message_id
 )
 SELECT 'finished' AS kind, id, user_id, NULL AS message_id FROM finished
