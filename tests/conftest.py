@@ -38,6 +38,17 @@ def _server_admin_url() -> tuple[str, EmbeddedPostgres | None, bool]:
     return server.start(), server, not was_running
 
 
+@pytest.fixture(autouse=True)
+def _worker_settings_from_the_environment():
+    """After each test, the in-process worker's settings (actors/config.py) are read from the
+    environment again: a test that configured its own leaves them to no other test. Autouse,
+    so it is set up first and torn down last, after monkeypatch restored the environment."""
+    yield
+    config = sys.modules.get("actors.config")
+    if config is not None:
+        config.configure()
+
+
 @pytest.fixture(scope="session")
 def pg_server():
     """(admin URL, EmbeddedPostgres or None when DATABASE_URL names an external server).

@@ -20,7 +20,7 @@ from pypdf import PdfReader, PdfWriter
 from analysis.pipeline.intake import uploads
 from analysis.pipeline.intake.uploads import UploadFile
 from analysis.queue import userqueue
-from analysis.settings import PipelineSettings
+from analysis.settings import PipelineSettings, QueueSettings
 from tests.conftest import query
 from tests.fakes.openai_server import FakeChatServer
 from tests.integration.conftest import SAMPLES, documents_by_name, job_status, open_account, parse_done, wait_for
@@ -63,7 +63,7 @@ def analysed(conn, user_id: int, thesis: bytes, deadline: float = 240) -> int:
                                              UploadFile(filename=SOURCE.name, data=SOURCE.read_bytes(),
                                                         kind="source")])
     assert status == "succeeded"
-    job_id = userqueue.admit(user_id, docs["thesis.md"], [docs[SOURCE.name]]).job_id
+    job_id = userqueue.admit(user_id, docs["thesis.md"], [docs[SOURCE.name]], settings=QueueSettings()).job_id
     wait_for(lambda: job_status(conn, job_id) in ("succeeded", "failed"), timeout=deadline, interval=0.2,
              message="analysis ended")
     return job_id
