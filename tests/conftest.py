@@ -181,12 +181,14 @@ def query(conn, sql: str, *params):
 
 @pytest.fixture
 def broker(db):
-    """A PostgresBroker on the clean database, set as Dramatiq's global broker."""
+    """A PostgresBroker on the clean database, set as Dramatiq's global broker, with the broker
+    settings of this process's environment, as a process's entry point reads them (through
+    PgBouncer in transaction mode, CITEQ_TRANSACTION_POOLING and CITEQ_LISTEN_URL)."""
     import dramatiq
 
-    from broker import PostgresBroker
+    from broker import BrokerSettings, PostgresBroker
 
-    b = PostgresBroker(url=db, lease_seconds=5, poll_interval=0.2, results=True)
+    b = PostgresBroker(url=db, settings=BrokerSettings.from_env(), lease_seconds=5, poll_interval=0.2, results=True)
     dramatiq.set_broker(b)
     yield b
     b.close()
