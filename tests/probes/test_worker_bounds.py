@@ -40,7 +40,7 @@ def pipeline_processes(processes):
 
 def parsed(conn, user_id: int, files: list[UploadFile], **caps) -> tuple[str, dict[str, int], int]:
     """Stage ``files`` and wait for their parse job: (status, documents by name, parse job id)."""
-    settings = PipelineSettings.from_env(**caps) if caps else None
+    settings = PipelineSettings.from_env(**caps)
     staged = uploads.stage_upload(user_id, files, settings=settings)
     status = wait_for(lambda: parse_done(conn, staged.parse_job_id), timeout=120, interval=0.1, message="parsed")
     return status, documents_by_name(conn, staged.session_id), staged.parse_job_id
