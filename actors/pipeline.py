@@ -19,6 +19,8 @@ from analysis.queue import userqueue
 from analysis.pipeline.analyze import ProviderBusy
 from analysis.pipeline.providers.errors import ProviderBadResponse, ProviderUnavailable
 
+from . import config
+
 #: Provider trouble is retried with backoff; anything else is a bug and dead-letters
 #: after the retries too (the stall sweeper re-sends or fails the job). Eight retries back
 #: off at least 121 s in all (1, 2, 4, 8, 16, then 30-60 s each), longer than the default
@@ -42,7 +44,7 @@ def _analysis_group(job_id: int, ordinal: int) -> str | None:
                 time_limit=30 * 60 * 1000)
 def parse(parse_job_id: int) -> None:
     """Parse the staged items of one upload into documents, pages and chunks."""
-    parsing.parse_job(parse_job_id)
+    parsing.parse_job(parse_job_id, settings=config.current().pipeline)
 
 
 def _retry_provider_trouble(retries: int, exception: Exception) -> bool:
@@ -55,10 +57,11 @@ def _retry_provider_trouble(retries: int, exception: Exception) -> bool:
                 group_by=_analysis_group, group_concurrency=max(JUDGE_PER_ANALYSIS, 1))
 def judge_citation(job_id: int, ordinal: int) -> None:
     """Judge one citation of a running analysis; the last one completes the job."""
-    pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle)
+    pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, settings=config.current().pipeline)
 
 
 @dramatiq.actor(queue_name="maintenance", periodic=cron("17 * * * *"), max_retries=0)
 def blob_ttl_sweep() -> None:
     """Drop staged upload bytes older than the TTL (hourly; the safety net)."""
-    maintenance.expire_blobs()
+    settings = config.current()
+    maintenance.expire_blobs(settings=settings.queue, pipeline_settings=settings.pipeline)

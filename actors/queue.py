@@ -18,11 +18,18 @@ from analysis.pipeline import analyze as pipeline
 from analysis import maintenance
 from analysis.queue import sweepers, userqueue
 
+from . import config
 from .serialized import current_job, hand_back
 
+
+
+def _pipeline_work(job, settings):
+    return pipeline.run_analysis(job, settings, pipeline_settings=config.current().pipeline)
+
+
 # The one wiring of the pipeline into the queue: the analyze actor's work, by name
-# (CITEQ_ANALYZE_WORK, default "pipeline").
-userqueue.register_work("pipeline", pipeline.run_analysis)
+# (CITEQ_ANALYZE_WORK, default "pipeline"), with the worker's pipeline settings.
+userqueue.register_work("pipeline", _pipeline_work)
 
 #: A real analysis may take long; the stall sweeper and leases cover dead workers.
 ANALYZE_TIME_LIMIT_MS = 6 * 3600 * 1000
@@ -55,17 +62,18 @@ def _half_tick(actor, half: bool) -> None:
 def resume_sweep(half: bool = False) -> None:
     """Promote stalled users; re-send pending jobs whose message is missing (every 30 s)."""
     _half_tick(resume_sweep, half)
-    sweepers.resume()
+    sweepers.resume(settings=config.current().queue)
 
 
 @dramatiq.actor(queue_name="maintenance", periodic=cron("* * * * *"), max_retries=0)
 def stall_sweep() -> None:
     """Return expired leases; fail running jobs whose message died (every minute)."""
-    maintenance.recover_lost_work()
+    settings = config.current()
+    maintenance.recover_lost_work(settings=settings.queue, pipeline_settings=settings.pipeline)
 
 
 @dramatiq.actor(queue_name="maintenance", periodic=cron("* * * * *"), max_retries=0)
 def release_retry_sweep(half: bool = False) -> None:
     """Retry due held-run releases; expire them after the window (every 30 s)."""
     _half_tick(release_retry_sweep, half)
-    sweepers.retry_releases()
+    sweepers.retry_releases(settings=config.current().queue)

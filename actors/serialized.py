@@ -26,6 +26,8 @@ from dramatiq.middleware import Middleware, SkipMessage
 from analysis.queue import userqueue
 from analysis.queue.jobs import Job, Outcome
 from analysis.settings import QueueSettings
+
+from . import config
 from broker import backoff
 from broker.batching import GroupCommit
 
@@ -58,8 +60,8 @@ def hand_back(outcome: Outcome) -> None:
 
 
 def _start(starts, broker) -> list[tuple[Job, str, QueueSettings] | None]:
-    # The settings are read once per batch of starts, not once per job.
-    settings = QueueSettings.from_env()
+    # The worker's settings as the batch starts: every job of a batch starts under the same.
+    settings = config.current().queue
     return [None if s is None else (*s, settings) for s in userqueue.start_jobs(starts, broker=broker,
                                                                               settings=settings)]
 
@@ -84,7 +86,7 @@ class SerializedJobs(Middleware):
         with self._writers_lock:
             writers = self._writers.get(id(broker))
             if writers is None:
-                linger = QueueSettings.from_env().batch_linger_seconds
+                linger = config.current().queue.batch_linger_seconds
                 writers = self._writers[id(broker)] = (
                     GroupCommit(lambda starts: _start(starts, broker), linger=linger),
                     GroupCommit(lambda completions: userqueue.complete_jobs(completions, broker=broker),

@@ -22,15 +22,13 @@ from analysis.settings import PipelineSettings, QueueSettings
 __all__ = ["expire_blobs", "recover_lost_work"]
 
 
-def recover_lost_work(*, broker=None, settings: QueueSettings | None = None, now: datetime | None = None,
-                      pipeline_settings: PipelineSettings | None = None) -> dict[str, int]:
+def recover_lost_work(*, settings: QueueSettings, pipeline_settings: PipelineSettings, broker=None,
+                      now: datetime | None = None) -> dict[str, int]:
     """Expired leases back to their queue (or dead after max deliveries); running jobs whose
     message died fail with ``worker_lost`` (refunded), and their user's queue moves on.
     Parse jobs and citations whose message was lost or died get a new one (or, for a
     citation dispatched too often, the job fails with ``judge_failed``)."""
     broker = messages.broker_or_global(broker)
-    settings = settings or QueueSettings.from_env()
-    pipeline_settings = pipeline_settings or PipelineSettings.from_env()
     reaped = broker.reap(now=now, limit=settings.sweep_batch)
     failed = sweepers.fail_lost_jobs(broker=broker, settings=settings)
     parses = intake_sweeps.resend_parse_jobs(broker, settings, pipeline_settings, now)

@@ -1,10 +1,17 @@
-"""Settings of the per-user analysis queue and the pipeline: read from the environment at the edge."""
+"""Settings of the per-user analysis queue and the pipeline: read from the environment at the edge.
+
+The entry points (actors/config.py for the worker and the scheduler, web/app.py's factory, the
+CLI, the demo) read them once with ``from_env()`` and pass them down; nothing in analysis/ reads
+the environment. The judge's and the embedder's settings travel inside :class:`PipelineSettings`,
+so whatever judges or retrieves has them where it has the rest of the pipeline's."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator
+from collections.abc import Mapping
+
+from pydantic import BeforeValidator, Field
 
 from broker.settings import EnvSettings, env_field
 
@@ -15,10 +22,71 @@ JudgeKind = Annotated[Literal["offline", "openai"],
 
 class JudgeChoice(EnvSettings):
     """The one reading of ``CITEQ_JUDGE``: the judge the workers build
-    (``judges.JudgeSettings``) and the provider whose daily budget admission checks
+    (:class:`JudgeSettings`) and the provider whose daily budget admission checks
     (:class:`QueueSettings`) are the same."""
 
     judge_provider: JudgeKind = env_field("offline", "CITEQ_JUDGE", "judge kind: offline | openai")
+
+
+#: Answers of one citation the judge reads before it gives up and says `uncertain`.
+DEFAULT_ATTEMPTS = 3
+#: Texts per embeddings request. OpenAI accepts up to 2048 inputs; 64 passages of ~120 words keep
+#: a request well under any provider's token limit per call and a failure cheap to lose.
+DEFAULT_EMBEDDINGS_BATCH = 64
+
+EmbedderKind = Annotated[Literal["local", "openai", "none"],
+                         BeforeValidator(lambda v: v.strip().lower() if isinstance(v, str) else v)]
+
+
+class JudgeSettings(JudgeChoice):
+    """Judge configuration: ``CITEQ_JUDGE`` (:class:`JudgeChoice`) and the ``CITEQ_JUDGE_*``
+    variables of the openai judge."""
+
+    base_url: str | None = env_field(None, "CITEQ_JUDGE_BASE_URL", "openai judge: endpoint base URL")
+    model: str | None = env_field(None, "CITEQ_JUDGE_MODEL", "openai judge: model")
+    api_key: str | None = env_field(None, "CITEQ_JUDGE_API_KEY",
+                                    "openai judge: API key (redacted from every log and error)", repr=False)
+    timeout: float = env_field(30.0, "CITEQ_JUDGE_TIMEOUT", "openai judge: request timeout, seconds", gt=0)
+    attempts: int = env_field(DEFAULT_ATTEMPTS, "CITEQ_JUDGE_ATTEMPTS",
+                              "openai judge: answers read per citation before uncertain", ge=1, le=10)
+
+    @property
+    def kind(self) -> str:
+        return self.judge_provider
+
+
+class EmbeddingsSettings(EnvSettings):
+    """Embedder configuration from CITEQ_EMBEDDER and the CITEQ_EMBEDDINGS_* variables
+    (:meth:`resolved` fills in the judge's endpoint and key where they are unset)."""
+
+    kind: EmbedderKind | None = env_field(
+        None, "CITEQ_EMBEDDER", "embedder: local (bundled multilingual-e5-small, the default) | openai | none")
+    model: str | None = env_field(None, "CITEQ_EMBEDDINGS_MODEL",
+                                  "model of the openai embedder (set alone, it chooses the openai embedder)")
+    base_url: str | None = env_field(None, "CITEQ_EMBEDDINGS_BASE_URL",
+                                     "embeddings endpoint base URL (default CITEQ_JUDGE_BASE_URL)")
+    api_key: str | None = env_field(None, "CITEQ_EMBEDDINGS_API_KEY",
+                                    "embeddings API key (default CITEQ_JUDGE_API_KEY)", repr=False)
+    timeout: float = env_field(30.0, "CITEQ_EMBEDDINGS_TIMEOUT", "embeddings request timeout, seconds", gt=0)
+    batch_size: int = env_field(DEFAULT_EMBEDDINGS_BATCH, "CITEQ_EMBEDDINGS_BATCH", "texts per embeddings request",
+                                ge=1, le=2048)
+
+    def resolved(self, judge: JudgeSettings) -> EmbeddingsSettings:
+        """These settings with the kind decided and, for the openai embedder, the judge's endpoint
+        and key where none of their own is set; ValueError when the openai embedder lacks a model
+        or an endpoint (see analysis/pipeline/retrieval/embeddings.py)."""
+        settings = self
+        if settings.kind is None:
+            settings = settings.model_copy(update={"kind": "openai" if settings.model else "local"})
+        if settings.kind != "openai":
+            return settings
+        if settings.model is None:
+            raise ValueError("CITEQ_EMBEDDER=openai needs CITEQ_EMBEDDINGS_MODEL")
+        settings = settings.model_copy(update={"base_url": settings.base_url or judge.base_url,
+                                               "api_key": settings.api_key or judge.api_key})
+        if settings.base_url is None:
+            raise ValueError("CITEQ_EMBEDDINGS_MODEL needs CITEQ_EMBEDDINGS_BASE_URL or CITEQ_JUDGE_BASE_URL")
+        return settings
 
 
 class QueueSettings(JudgeChoice):
@@ -59,7 +127,8 @@ class QueueSettings(JudgeChoice):
 
 
 class PipelineSettings(EnvSettings):
-    """Uploads, parsing, the source cache and judging. Every field has an environment variable."""
+    """Uploads, parsing, the source cache and judging. Every field has an environment variable,
+    except the judge's and the embedder's settings, which it carries (read with it)."""
 
     max_active_parse_jobs: int = env_field(
         3, "CITEQ_MAX_ACTIVE_PARSE_JOBS", "parse jobs a user may have queued or running at once", ge=1)
@@ -115,3 +184,15 @@ class PipelineSettings(EnvSettings):
         "", "CITEQ_JUDGE_FACTORY", "name of a registered judge factory (default: the judge of CITEQ_JUDGE)")
     judge_token_budget: int = env_field(
         500_000, "CITEQ_JUDGE_TOKEN_BUDGET", "provider tokens one job's judge calls may cost (0: no limit)", ge=0)
+    #: Not variables of their own: the judge's and the embedder's settings, read with these.
+    judge: JudgeSettings = Field(default_factory=JudgeSettings, description="the judge's settings")
+    embeddings: EmbeddingsSettings = Field(default_factory=EmbeddingsSettings,
+                                           description="the embedder's settings")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object):
+        """The settings from ``env`` (default: the process environment), the judge's and the
+        embedder's with them; non-None overrides win."""
+        overrides.setdefault("judge", JudgeSettings.from_env(env))
+        overrides.setdefault("embeddings", EmbeddingsSettings.from_env(env))
+        return super().from_env(env, **overrides)

@@ -1,7 +1,8 @@
 """citeq's Postgres broker for Dramatiq 2.
 
-    from broker import PostgresBroker
-    dramatiq.set_broker(PostgresBroker())   # reads DATABASE_URL; url=... wins
+    from broker import BrokerSettings, PostgresBroker
+    # The app module Dramatiq imports is the process's edge: it reads the settings once.
+    dramatiq.set_broker(PostgresBroker(settings=BrokerSettings.from_env()))   # url=... wins
 """
 
 from .errors import (

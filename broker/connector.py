@@ -29,8 +29,7 @@ _bound_connection: contextvars.ContextVar = contextvars.ContextVar("citeq_bound_
 
 
 class Connector:
-    """Connections, transactions and named queries on one database (``settings.database_url``,
-    else ``DATABASE_URL`` when first used)."""
+    """Connections, transactions and named queries on one database (``settings.database_url``)."""
 
     def __init__(self, settings: BrokerSettings, queries: sql.Queries) -> None:
         self.settings = settings
@@ -41,8 +40,7 @@ class Connector:
 
     @property
     def url(self) -> str:
-        # DATABASE_URL may be set after the broker was made (the CLI boots that way).
-        url = self.settings.database_url or BrokerSettings.from_env().database_url
+        url = self.settings.database_url
         if not url:
             raise ConfigurationError(
                 "DATABASE_URL is not set. Point it at your PostgreSQL, "

@@ -60,7 +60,10 @@ class PostgresBroker(dramatiq.Broker):
     """A Dramatiq broker on PostgreSQL.
 
     Parameters:
-      url: libpq URL; defaults to the ``DATABASE_URL`` environment variable.
+      url: libpq URL; wins over ``settings.database_url``.
+      settings: the :class:`BrokerSettings`, read by the caller, the process's entry point
+        (``PostgresBroker(settings=BrokerSettings.from_env())`` in the module Dramatiq imports);
+        without them, their defaults. The broker reads no environment itself.
       middleware: as for any Dramatiq broker; defaults to Dramatiq's default middleware
         plus periodiq support with tick dedupe, the schema migration at worker boot and the
         count of worker threads the heartbeat reports (broker/threads.py).
@@ -68,11 +71,14 @@ class PostgresBroker(dramatiq.Broker):
         (the same as ``broker.add_middleware(Results(backend=PostgresBackend(broker)))``).
         Off by default, as with every Dramatiq broker: without it ``get_result()`` raises
         ``RuntimeError`` and an actor that returns a value logs Dramatiq's hint.
-      **settings: any field of :class:`BrokerSettings` (``lease_seconds=...``).
+      **overrides: any field of :class:`BrokerSettings` (``lease_seconds=...``); they win over
+        ``settings``.
     """
 
-    def __init__(self, url: str | None = None, *, middleware=None, results: bool = False, **settings) -> None:
-        self.settings = BrokerSettings.from_env(database_url=url, **settings)
+    def __init__(self, url: str | None = None, *, settings: BrokerSettings | None = None, middleware=None,
+                 results: bool = False, **overrides) -> None:
+        given = {k: v for k, v in {"database_url": url, **overrides}.items() if v is not None}
+        self.settings = BrokerSettings(**{**(settings or BrokerSettings()).model_dump(), **given})
         self.queries = sql.broker_queries()
         #: Connections, transactions and named queries (broker/connector.py).
         self.connector = Connector(self.settings, self.queries)

@@ -28,8 +28,7 @@ class PostgresBackend(ResultBackend):
 
     Parameters:
       broker: the :class:`~broker.PostgresBroker` whose database and pool to use; when
-        omitted, a connection pool of its own on ``url`` (default ``DATABASE_URL``), sized
-        by the broker's settings (``CITEQ_POOL_SIZE``, ...).
+        omitted, a connection pool of its own on ``url``, sized as a broker's by default.
       namespace, encoder, use_namespace_prefix_keys: as for any Dramatiq result backend.
     """
 
@@ -68,12 +67,11 @@ class _Database:
 
     @property
     def pool(self) -> Pool:
-        # DATABASE_URL is read at first use, as the broker reads it.
         with self._lock:
             if self._pool is None:
-                settings = BrokerSettings.from_env(database_url=self.url)
+                settings = BrokerSettings(database_url=self.url)
                 if not settings.database_url:
-                    raise ConfigurationError("PostgresBackend needs a broker, url=... or DATABASE_URL")
+                    raise ConfigurationError("PostgresBackend needs a broker or url=...")
                 self._pool = Pool(settings.database_url, size=settings.pool_size, timeout=settings.pool_timeout,
                                   idle_seconds=settings.pool_idle_seconds, application_name="citeq-results",
                                   prepared_statements=settings.prepared_statements)

@@ -53,6 +53,13 @@ def boot():
     return actors.broker
 
 
+def settings():
+    """The process's settings, read from the environment once (by ``boot``'s import of actors)."""
+    from actors import config
+
+    return config.current()
+
+
 def _user_id(broker, ref: str) -> int:
     """A USER argument: all ASCII digits is an id, anything else a name (never both)."""
     from analysis import inputs
@@ -169,6 +176,7 @@ def cmd_db(args) -> int:
 
 def cmd_users(args) -> int:
     from analysis.surface import accounts
+    from analysis.surface.accounts import TokenSettings
     from analysis.errors import AnalysisError
 
     broker = boot()
@@ -205,7 +213,7 @@ def cmd_users(args) -> int:
         user_id = _user_id(broker, args.user) if args.user is not None else None
         try:
             token, info = accounts.mint(broker, user_id, operator=args.operator, label=args.label,
-                                        ttl_days=args.ttl_days)
+                                        ttl_days=TokenSettings.from_env(token_ttl_days=args.ttl_days).token_ttl_days)
         except AnalysisError as exc:
             raise CliError(exc.code, str(exc), **exc.context) from None
         emit(args, {"user_id": user_id, "operator": args.operator, "token": token, "token_id": info.id,
@@ -226,7 +234,7 @@ def cmd_upload(args) -> int:
     user_id = _user_id(broker, args.user)
     try:
         result = uploading.upload_files(broker, user_id, args.files, kind=args.kind, session=args.session,
-                                        wait=args.wait, timeout=args.timeout)
+                                        wait=args.wait, timeout=args.timeout, settings=settings().pipeline)
     except AnalysisError as exc:
         raise CliError(exc.code, str(exc), **exc.context) from None
     except OSError as exc:
@@ -249,7 +257,8 @@ def cmd_analyze(args) -> int:
     options = dict(opt.split("=", 1) for opt in args.option)
     try:
         admission = userqueue.admit(user_id, args.thesis, args.source, delta_of_job_id=args.delta_of,
-                                    idempotency_key=args.idempotency_key, options=options, broker=broker)
+                                    idempotency_key=args.idempotency_key, options=options, broker=broker,
+                                    settings=settings().queue)
     except AnalysisError as exc:
         raise CliError(exc.code, str(exc), **exc.context) from None
     job = views.job(broker, admission.job_id)

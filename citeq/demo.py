@@ -182,6 +182,7 @@ def _redact(url: str) -> str:
 
 def _prepare(broker, say) -> tuple[int, dict[str, int]]:
     """A fresh demo user with credits, and the sample documents: {filename: document id}."""
+    from actors import config
     from analysis.surface import accounts
     from citeq import uploading
 
@@ -191,7 +192,8 @@ def _prepare(broker, say) -> tuple[int, dict[str, int]]:
     files = sorted({f for thesis, sources in THESES.items() for f in [thesis, *sources]})
     say(f"uploading {len(files)} files from sample_data/ and waiting for them to be parsed ...")
     try:
-        documents = uploading.upload_samples(broker, user_id, [SAMPLES / f for f in files], theses=set(THESES))
+        documents = uploading.upload_samples(broker, user_id, [SAMPLES / f for f in files], theses=set(THESES),
+                                             settings=config.current().pipeline)
     except uploading.UploadFailed as exc:
         raise DemoFailed(str(exc)) from None
     say(f"parsed {len(documents)} documents")
@@ -199,13 +201,14 @@ def _prepare(broker, say) -> tuple[int, dict[str, int]]:
 
 
 def _admit_batch(broker, user_id: int, documents: dict[str, int], say) -> list[int]:
+    from actors import config
     from analysis.queue import userqueue
 
     say("admitting five analyses back to back ...")
     job_ids = []
     for thesis in BATCH:
         admission = userqueue.admit(user_id, documents[thesis], [documents[s] for s in THESES[thesis]],
-                                    broker=broker)
+                                    broker=broker, settings=config.current().queue)
         job_ids.append(admission.job_id)
         say(f"  job {admission.job_id}: {thesis} -> {admission.status.value}")
     return job_ids

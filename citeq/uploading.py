@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from analysis.settings import PipelineSettings
+
 #: How often ``--wait`` polls the parse job.
 POLL_SECONDS = 0.2
 
@@ -21,7 +23,8 @@ def guess_kind(path: Path) -> str:
 
 
 def upload_files(broker, user_id: int, files, *, kind: str | None = None, session: int | None = None,
-                 wait: bool = False, timeout: float = 300.0, kinds: dict[str, str] | None = None) -> dict:
+                 wait: bool = False, timeout: float = 300.0, kinds: dict[str, str] | None = None,
+                 settings: PipelineSettings) -> dict:
     """Stage the files for parsing; with ``wait``, return when the parse job is terminal.
 
     Raises :class:`analysis.errors.AnalysisError` (an upload limit) or OSError (a file).
@@ -32,7 +35,7 @@ def upload_files(broker, user_id: int, files, *, kind: str | None = None, sessio
     staged = uploads.stage_upload(user_id, [
         uploads.UploadFile(filename=p.name, path=p,
                            kind=(kinds or {}).get(p.name) or kind or guess_kind(p)) for p in paths
-    ], session_id=session, broker=broker)
+    ], session_id=session, broker=broker, settings=settings)
     result = {"parse_job_id": staged.parse_job_id, "session_id": staged.session_id, "status": "queued",
               "files": staged.files, "bytes": staged.bytes, "parse_worker_online": staged.parse_worker_online,
               "items": None}
@@ -40,7 +43,7 @@ def upload_files(broker, user_id: int, files, *, kind: str | None = None, sessio
         return result
     deadline = time.monotonic() + timeout
     while True:
-        view = uploads.parse_status(user_id, staged.parse_job_id, broker=broker)
+        view = uploads.parse_status(user_id, staged.parse_job_id, broker=broker, settings=settings)
         if view.terminal:
             break
         if time.monotonic() > deadline:
@@ -66,10 +69,10 @@ def describe(result: dict) -> str:
     return "\n".join(lines)
 
 
-def upload_samples(broker, user_id: int, paths: list[Path], *, theses: set[str],
+def upload_samples(broker, user_id: int, paths: list[Path], *, theses: set[str], settings: PipelineSettings,
                    timeout: float = 90.0) -> dict[str, int]:
     """Upload and parse the demo's files in one go: {filename: document id}."""
-    result = upload_files(broker, user_id, paths, wait=True, timeout=timeout,
+    result = upload_files(broker, user_id, paths, wait=True, timeout=timeout, settings=settings,
                           kinds={p.name: "thesis" if p.name in theses else "source" for p in paths})
     failed = [i for i in result["items"] if i["status"] != "parsed"]
     if failed:

@@ -25,9 +25,9 @@ LATENCY_FILE = os.environ.get("BENCH_LATENCY_FILE")
 
 def build_broker(kind: str = BROKER) -> dramatiq.Broker:
     if kind == "citeq":
-        from broker import PostgresBroker
+        from broker import BrokerSettings, PostgresBroker
 
-        return PostgresBroker()  # reads DATABASE_URL
+        return PostgresBroker(settings=BrokerSettings.from_env())  # DATABASE_URL, CITEQ_*
     if kind == "dramatiq-pg":
         import dramatiq_pg
 

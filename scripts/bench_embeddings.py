@@ -42,6 +42,7 @@ SOURCES = ("okafor_lindqvist_2019.pdf", "hartmann_2020_feedback.pdf", "mueller_2
 COLD = """
 import resource, time
 start = time.perf_counter()
+from analysis.settings import PipelineSettings
 from analysis.pipeline.retrieval.embeddings import LocalEmbedder
 LocalEmbedder().embed(["Weekly low-stakes quizzes raised scores on a delayed test."])
 print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
@@ -116,7 +117,7 @@ def bench_parse(url: str, rounds: int) -> dict[str, list[float]]:
             os.environ["CITEQ_EMBEDDER"] = kind
             staged = uploads.stage_upload(2, uploads_of(files()), settings=settings)
             start = time.perf_counter()
-            parsing.parse_job(staged.parse_job_id)
+            parsing.parse_job(staged.parse_job_id, settings=PipelineSettings.from_env())
             elapsed = time.perf_counter() - start
             pages = sql(url, "SELECT coalesce(sum(pages), 0) FROM documents WHERE session_id = %s",
                         staged.session_id)[0][0]
@@ -134,8 +135,8 @@ def bench_retrieve(url: str, rounds: int) -> tuple[int, dict[str, list[float]]]:
     from analysis.pipeline.retrieval.sources import SourceStore
 
     sql(url, "INSERT INTO accounts (user_id, credits) VALUES (1, 0)")
-    staged = uploads.stage_upload(1, uploads_of([SAMPLES / n for n in SOURCES]))
-    parsing.parse_job(staged.parse_job_id)
+    staged = uploads.stage_upload(1, uploads_of([SAMPLES / n for n in SOURCES]), settings=PipelineSettings.from_env())
+    parsing.parse_job(staged.parse_job_id, settings=PipelineSettings.from_env())
     ids = dict(sql(url, "SELECT filename, id FROM documents WHERE session_id = %s", staged.session_id))
     expected = json.loads((SAMPLES / "expected.json").read_text())
     claims = [(c["claim"], ids[c["source"]]) for k, cases in expected.items() if not k.startswith("_")

@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from analysis.settings import PipelineSettings, QueueSettings  # noqa: E402
+
 from scripts._benchdb import Workers, database, sql  # noqa: E402
 
 SOURCE = ("Heat waves and excess mortality in older adults\nYuki Nakamura, 2020\n\n"
@@ -54,7 +56,7 @@ def given_user(url: str, user: int, citations: int, copies: int) -> tuple[list[i
     files.append(uploads.UploadFile(filename="heat_notes.txt", data=SOURCE.encode(), kind="source"))
     settings = uploads.PipelineSettings(max_staged_bytes=10**10)
     staged = uploads.stage_upload(user, files, settings=settings)
-    parsing.parse_job(staged.parse_job_id)
+    parsing.parse_job(staged.parse_job_id, settings=PipelineSettings.from_env())
     rows = sql(url, "SELECT id, kind::text FROM documents WHERE session_id = %s ORDER BY id", staged.session_id)
     return [i for i, k in rows if k == "thesis"], next(i for i, k in rows if k == "source")
 
@@ -81,12 +83,14 @@ def run(url: str, per_analysis: int, big: list[int], small: list[int], sources: 
     workers = Workers(url, 2, 4, env={"CITEQ_JUDGE": "offline", "CITEQ_JUDGE_PER_ANALYSIS": str(per_analysis)})
     try:
         deadline = time.monotonic() + 1800
-        alone = finished(url, userqueue.admit(2, small.pop(), [sources[2]]).job_id, deadline)
-        big_job = userqueue.admit(1, big.pop(), [sources[1]]).job_id
+        alone = finished(url, userqueue.admit(2, small.pop(), [sources[2]],
+                                              settings=QueueSettings.from_env()).job_id, deadline)
+        big_job = userqueue.admit(1, big.pop(), [sources[1]], settings=QueueSettings.from_env()).job_id
         while not sql(url, "SELECT count(*) FROM job_citations WHERE job_id = %s AND verdict IS NOT NULL",
                       big_job)[0][0]:
             time.sleep(0.05)
-        loaded = finished(url, userqueue.admit(2, small.pop(), [sources[2]]).job_id, deadline)
+        loaded = finished(url, userqueue.admit(2, small.pop(), [sources[2]],
+                                               settings=QueueSettings.from_env()).job_id, deadline)
         big_seconds = finished(url, big_job, deadline)
     finally:
         workers.stop()

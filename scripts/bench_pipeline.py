@@ -33,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from analysis.settings import PipelineSettings, QueueSettings  # noqa: E402
+
 from scripts._benchdb import Workers, database, sql  # noqa: E402
 
 SAMPLES = ROOT / "sample_data"
@@ -83,7 +85,7 @@ def bench_parse_step(url: str, rounds: int) -> tuple[float, float]:
     for _ in range(rounds):
         staged = uploads.stage_upload(0, uploads_of(pdfs), settings=settings)
         start = time.perf_counter()
-        parsing.parse_job(staged.parse_job_id)
+        parsing.parse_job(staged.parse_job_id, settings=PipelineSettings.from_env())
         elapsed += time.perf_counter() - start
         size += staged.bytes
     pages = sql(url, "SELECT coalesce(sum(pages), 0) FROM documents WHERE user_id = 0")[0][0]
@@ -106,8 +108,9 @@ def given_corpora(url: str, users: range) -> dict[int, tuple[list[int], list[int
     corpora = {}
     for user in users:
         sql(url, "INSERT INTO accounts (user_id, credits) VALUES (%s, 1000)", user)
-        staged = uploads.stage_upload(user, uploads_of(THESES, "thesis") + uploads_of(SOURCES))
-        parsing.parse_job(staged.parse_job_id)
+        staged = uploads.stage_upload(user, uploads_of(THESES, "thesis") + uploads_of(SOURCES),
+                                      settings=PipelineSettings.from_env())
+        parsing.parse_job(staged.parse_job_id, settings=PipelineSettings.from_env())
         rows = sql(url, "SELECT id, kind::text FROM documents WHERE session_id = %s ORDER BY id", staged.session_id)
         corpora[user] = ([i for i, k in rows if k == "thesis"], [i for i, k in rows if k == "source"])
     return corpora
@@ -124,7 +127,7 @@ def bench_judging(url: str, corpora, processes: int) -> tuple[int, float, float]
         start = time.perf_counter()
         for user, (theses, sources) in corpora.items():
             for thesis in theses:
-                userqueue.admit(user, thesis, sources)
+                userqueue.admit(user, thesis, sources, settings=QueueSettings.from_env())
         deadline = time.monotonic() + 600
         while sql(url, "SELECT count(*) FROM analysis_jobs WHERE id > %s AND status NOT IN "
                        "('succeeded', 'failed')", first_job)[0][0]:

@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 import dramatiq  # noqa: E402
 
+from analysis.settings import QueueSettings
 from analysis.queue import userqueue  # noqa: E402
 from scripts._benchdb import Workers, database, sql  # noqa: E402
 
@@ -237,7 +238,7 @@ def bench_throughput(url: str, users: int, per_user: int, processes: int, thread
         conn = _transaction_connection(url)
         for _ in range(per_user):
             for user in range(1, users + 1):
-                userqueue.admit(user, *docs[user], connection=conn)
+                userqueue.admit(user, *docs[user], connection=conn, settings=QueueSettings.from_env())
         conn.commit()
         # Statistics as autovacuum keeps them in a running system, not those of the table
         # before this bulk load (TRUNCATE keeps the old ones).
@@ -267,7 +268,7 @@ def bench_row_work(url: str, users: int, batch: int) -> tuple[float, float, floa
     conn = _transaction_connection(url)
     for _ in range(2):  # one pending and one queued job per user
         for user in range(1, users + 1):
-            userqueue.admit(user, *docs[user], connection=conn)
+            userqueue.admit(user, *docs[user], connection=conn, settings=QueueSettings.from_env())
     conn.commit()
     conn.close()
     sql(url, "ANALYZE analysis_jobs, held_runs, citeq_messages")
@@ -282,7 +283,7 @@ def bench_row_work(url: str, users: int, batch: int) -> tuple[float, float, floa
         return (time.perf_counter() - t0) / (len(pending) - len(batches[0]))
 
     start = per_job(lambda b: userqueue.start_jobs([(job_id, message_id) for job_id, _, message_id in b],
-                                                   broker=broker))
+                                                   broker=broker, settings=QueueSettings.from_env()))
     complete = per_job(lambda b: userqueue.complete_jobs(
         [userqueue.Completion(job_id, user_id, JobStatus.SUCCEEDED) for job_id, user_id, _ in b], broker=broker))
 

@@ -30,6 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from analysis.settings import PipelineSettings, QueueSettings  # noqa: E402
+
 from scripts._benchdb import Workers, database, sql  # noqa: E402
 
 SOURCE = ROOT / "sample_data" / "mueller_2021_spaced_homework.txt"
@@ -67,7 +69,7 @@ def run_size(url: str, user: int, n: int, timeout: float) -> tuple[float, float,
     files = [UploadFile(filename=f"thesis_{n}.md", data=thesis(n), kind="thesis"),
              UploadFile(filename=SOURCE.name, data=SOURCE.read_bytes(), kind="source")]
     start = time.perf_counter()
-    staged = stage_upload(user, files)
+    staged = stage_upload(user, files, settings=PipelineSettings.from_env())
     wait_for(url, "SELECT finished_at IS NOT NULL FROM parse_jobs WHERE id = %s", staged.parse_job_id,
              timeout=timeout)
     parse = time.perf_counter() - start
@@ -78,7 +80,7 @@ def run_size(url: str, user: int, n: int, timeout: float) -> tuple[float, float,
                      staged.parse_job_id)
         raise RuntimeError(f"parse failed: {failed}")
     start = time.perf_counter()
-    job_id = userqueue.admit(user, kinds["thesis"], [kinds["source"]]).job_id
+    job_id = userqueue.admit(user, kinds["thesis"], [kinds["source"]], settings=QueueSettings.from_env()).job_id
     wait_for(url, "SELECT finished_at IS NOT NULL FROM analysis_jobs WHERE id = %s", job_id, timeout=timeout)
     analysis = time.perf_counter() - start
     status, total, extraction = sql(url, """

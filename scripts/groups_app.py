@@ -19,7 +19,7 @@ import time
 import dramatiq
 import psycopg2
 
-from broker import PostgresBroker
+from broker import BrokerSettings, PostgresBroker
 
 QUEUE = "groups"
 
@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS group_runs (
 CREATE TABLE IF NOT EXISTS group_kills (pgid integer NOT NULL, killed_at timestamptz NOT NULL DEFAULT clock_timestamp());
 """
 
-broker = PostgresBroker()
+broker = PostgresBroker(settings=BrokerSettings.from_env())
 dramatiq.set_broker(broker)
 _local = threading.local()
 

@@ -38,6 +38,17 @@ def _server_admin_url() -> tuple[str, EmbeddedPostgres | None, bool]:
     return server.start(), server, not was_running
 
 
+@pytest.fixture(autouse=True)
+def _worker_settings_from_the_environment():
+    """After each test, the in-process worker's settings (actors/config.py) are read from the
+    environment again: a test that configured its own leaves them to no other test. Autouse,
+    so it is set up first and torn down last, after monkeypatch restored the environment."""
+    yield
+    config = sys.modules.get("actors.config")
+    if config is not None:
+        config.configure()
+
+
 @pytest.fixture(scope="session")
 def pg_server():
     """(admin URL, EmbeddedPostgres or None when DATABASE_URL names an external server).
@@ -170,12 +181,14 @@ def query(conn, sql: str, *params):
 
 @pytest.fixture
 def broker(db):
-    """A PostgresBroker on the clean database, set as Dramatiq's global broker."""
+    """A PostgresBroker on the clean database, set as Dramatiq's global broker, with the broker
+    settings of this process's environment, as a process's entry point reads them (through
+    PgBouncer in transaction mode, CITEQ_TRANSACTION_POOLING and CITEQ_LISTEN_URL)."""
     import dramatiq
 
-    from broker import PostgresBroker
+    from broker import BrokerSettings, PostgresBroker
 
-    b = PostgresBroker(url=db, lease_seconds=5, poll_interval=0.2, results=True)
+    b = PostgresBroker(url=db, settings=BrokerSettings.from_env(), lease_seconds=5, poll_interval=0.2, results=True)
     dramatiq.set_broker(b)
     yield b
     b.close()

@@ -32,7 +32,7 @@ from analysis import inputs
 from analysis.queue import userqueue
 from analysis.surface import accounts, operations, views
 from analysis.errors import AnalysisError
-from analysis.settings import QueueSettings
+from analysis.settings import PipelineSettings, QueueSettings
 
 from . import metrics
 from .deps import ERROR_RESPONSES, ApiError, PathId, from_domain, limit, operator, user
@@ -141,9 +141,14 @@ def _bounded_int(digits: str) -> int:
 # -- the app ------------------------------------------------------------------------------------
 
 
-def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
-    """The ASGI app. Without a broker it boots like every process: DATABASE_URL, migrate, actors."""
+def create_app(broker=None, settings: WebSettings | None = None, *, queue: QueueSettings | None = None,
+               pipeline: PipelineSettings | None = None) -> FastAPI:
+    """The ASGI app: the web process's edge. Settings not given are read from the environment
+    here, once, and the routes hand them down (``app.state``). Without a broker it boots like
+    every process: DATABASE_URL, migrate, actors."""
     settings = settings or WebSettings.from_env()
+    queue = queue or QueueSettings.from_env()
+    pipeline = pipeline or PipelineSettings.from_env()
     if broker is None:
         from broker.migrate import migrate
         from broker.settings import BrokerSettings
@@ -158,7 +163,7 @@ def create_app(broker=None, settings: WebSettings | None = None) -> FastAPI:
                   docs_url=None, redoc_url=None,  # web/apidocs.py serves /docs without a CDN
                   responses=ERROR_RESPONSES)
     app.state.broker, app.state.settings = broker, settings
-    app.state.job_cost = QueueSettings.from_env().job_cost
+    app.state.queue_settings, app.state.pipeline_settings = queue, pipeline
     app.state.metrics = metrics.private_registry(broker)
 
     @app.exception_handler(ApiError)
@@ -262,7 +267,7 @@ def _routes(app: FastAPI) -> None:
         """Your account: credits, jobs by status, and what an analysis costs."""
         found = accounts.view(request.app.state.broker, user_id)
         if found is not None:
-            found.analysis_cost = request.app.state.job_cost
+            found.analysis_cost = request.app.state.queue_settings.job_cost
         return found
 
     @app.get("/api/documents", tags=["uploads"], response_model=list[views.DocumentView])
@@ -316,7 +321,8 @@ def _admit(request: Request, user_id: int, thesis_id: int, source_ids: list[int]
            idempotency_key: str | None, options: dict):
     broker = request.app.state.broker
     admission = userqueue.admit(user_id, thesis_id, source_ids, delta_of_job_id=delta_of,
-                                idempotency_key=idempotency_key, options=options, broker=broker)
+                                idempotency_key=idempotency_key, options=options, broker=broker,
+                                settings=request.app.state.queue_settings)
     job = views.job(broker, admission.job_id, user_id=user_id)
     return JSONResponse(job.model_dump(mode="json"), status_code=201 if admission.created else 200,
                         headers={"Location": f"/api/analyses/{job.id}"})

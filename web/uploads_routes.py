@@ -23,7 +23,6 @@ from starlette.concurrency import run_in_threadpool
 from analysis import inputs
 from analysis.pipeline.intake import uploads
 from analysis.pipeline.citations import is_valid_doi
-from analysis.settings import PipelineSettings
 
 from . import multipart
 from .deps import ApiError, PathId, limit, user
@@ -47,7 +46,7 @@ def install(app: FastAPI) -> None:
     async def upload(request: Request, user_id: int = Depends(user)):
         """Stage files for parsing; answers at once with the parse job to poll."""
         settings = request.app.state.settings
-        caps = PipelineSettings.from_env()
+        caps = request.app.state.pipeline_settings
         ctype = request.headers.get("content-type", "")
         if ctype.split(";")[0].strip().lower() != "multipart/form-data":
             raise ApiError(415, "unsupported_media_type", "send the files as multipart/form-data",
@@ -90,7 +89,8 @@ def install(app: FastAPI) -> None:
     @app.get("/api/uploads/{parse_job_id}", tags=["uploads"])
     def upload_status(request: Request, parse_job_id: PathId, user_id: int = Depends(user)):
         """A parse job of yours and each file's outcome (document id or error)."""
-        view = uploads.parse_status(user_id, parse_job_id, broker=request.app.state.broker)
+        view = uploads.parse_status(user_id, parse_job_id, broker=request.app.state.broker,
+                                    settings=request.app.state.pipeline_settings)
         return view.model_dump(mode="json")
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -47,7 +46,7 @@ from analysis.queue.jobs import Job, Outcome
 from analysis.pipeline.retrieval import evidence
 from analysis.pipeline.retrieval.embeddings import Embedder, embedder_for
 from analysis.pipeline.judging.offline import OfflineJudge
-from analysis.pipeline.judging.registry import judge_factory, judge_from_env
+from analysis.pipeline.judging.registry import judge_factory, judge_from_settings
 from analysis.pipeline.judging.verdicts import Judge, Judgement, Verdict, source_missing_judgement
 from analysis.pipeline.providers.errors import (ProviderError, ProviderPermanentError, ProviderRateLimited,
                                                 ProviderRejected, ProviderUnavailable)
@@ -90,21 +89,21 @@ class CitationView(BaseModel):
 # -- the analyze step -----------------------------------------------------------------------
 
 
-def run_analysis(job: Job, settings: QueueSettings | None = None, *, broker=None) -> Outcome:
+def run_analysis(job: Job, settings: QueueSettings, *, pipeline_settings: PipelineSettings, broker=None) -> Outcome:
     """The ``analyze`` work: extract and fan out; ``deferred`` while citations await a judge,
     ``succeeded`` when nothing is left to judge (the queue then ends the job at once).
 
     The actors register it with the queue as the work named ``pipeline`` (the default of
-    ``CITEQ_ANALYZE_WORK``).
+    ``CITEQ_ANALYZE_WORK``), with the worker's pipeline settings bound.
     """
     broker = messages.broker_or_global(broker)
     done, pending = db.one_on(broker, "job_extraction_one", job_id=job.id)
     if not done:
-        pending = extract(job, broker=broker)
+        pending = extract(job, settings=pipeline_settings, broker=broker)
     return Outcome.deferred() if pending else Outcome.succeeded()
 
 
-def extract(job: Job, *, broker=None) -> int:
+def extract(job: Job, *, settings: PipelineSettings, broker=None) -> int:
     """Find the thesis's citations, persist them, send their judge messages (one
     transaction); the number left to judge. A second call for the job sends nothing."""
     broker = messages.broker_or_global(broker)
@@ -122,7 +121,7 @@ def extract(job: Job, *, broker=None) -> int:
     pending = len(judge_messages)
     with broker.transaction() as cur:
         if db.one(cur, "job_extracted_one", job_id=job.id, total=len(citations), pending=pending,
-                  retrieval_mode=retrieval_mode(cur, job.id), judge=judge_name()) is None:
+                  retrieval_mode=retrieval_mode(cur, job.id, settings), judge=judge_name(settings)) is None:
             return db.one(cur, "job_extraction_one", job_id=job.id)[1] or 0
         if citations:  # a thesis without citations succeeds with an empty report (issue 29)
             db.one(cur, "citations_insert", job_id=job.id, user_id=job.user_id, **rows)
@@ -203,11 +202,11 @@ def _carried_verdicts(job: Job, citations: list[Citation], matched: dict[int, in
     return carried
 
 
-def retrieval_mode(cur, job_id: int) -> str:
+def retrieval_mode(cur, job_id: int, settings: PipelineSettings) -> str:
     """How the job's citations are retrieved: ``hybrid`` when there is an embedder and
     every source of the job has embedded chunks, ``bm25`` when none has (or there is no
     embedder), ``hybrid (k of n sources embedded)`` in between."""
-    if configured_embedder() is None:
+    if configured_embedder(settings) is None:
         return "bm25"
     total, embedded = db.one(cur, "job_sources_embedded_one", job_id=job_id)
     if embedded == 0:
@@ -215,11 +214,11 @@ def retrieval_mode(cur, job_id: int) -> str:
     return "hybrid" if embedded == total else f"hybrid ({embedded} of {total} sources embedded)"
 
 
-def configured_embedder() -> Embedder | None:
-    """This process's embedder (CITEQ_EMBEDDER, CITEQ_EMBEDDINGS_*), or None. A configuration error is
-    logged and means BM25 alone: retrieval must not stop over an optional feature."""
+def configured_embedder(settings: PipelineSettings) -> Embedder | None:
+    """The embedder of these settings (CITEQ_EMBEDDER, CITEQ_EMBEDDINGS_*), or None. A configuration error
+    is logged and means BM25 alone: retrieval must not stop over an optional feature."""
     try:
-        return embedder_for(os.environ)
+        return embedder_for(settings.embeddings, settings.judge)
     except ValueError as exc:
         logger.error("embeddings misconfigured", extra={"action": "embeddings_misconfigured", "reason": str(exc)})
         return None
@@ -241,7 +240,7 @@ Settle = Callable[[int, int, Callable[[object], "Outcome | None"]], "Outcome | N
 
 
 def judge_citation(job_id: int, ordinal: int, *, settle: Settle, broker=None, judge: Judge | None = None,
-                   store: SourceStore | None = None, settings: PipelineSettings | None = None,
+                   store: SourceStore | None = None, settings: PipelineSettings,
                    embedder: Embedder | None = None) -> str:
     """Judge one citation (idempotent); what happened: ``judged``, ``completed`` (this was
     the last verdict and the job finished), ``skipped`` (judged already, job ended),
@@ -249,7 +248,6 @@ def judge_citation(job_id: int, ordinal: int, *, settle: Settle, broker=None, ju
     ``waiting`` (every provider slot stayed taken: a new message tries again shortly).
     The outcomes that end the job go through ``settle``."""
     broker = messages.broker_or_global(broker)
-    settings = settings or PipelineSettings.from_env()
     start = ordinal - ordinal % EMBED_WINDOW
     row = db.one_on(broker, "citation_to_judge_one", job_id=job_id, ordinal=ordinal,
                     window_start=start, window_end=start + EMBED_WINDOW)
@@ -261,7 +259,7 @@ def judge_citation(job_id: int, ordinal: int, *, settle: Settle, broker=None, ju
     else:
         judge = judge or judge_for(settings)
         hits = retrieve(broker, claim, user_id, session_id, source_id, passages_for(judge, settings),
-                        store=store or store_for(broker, settings), embedder=embedder or configured_embedder(),
+                        store=store or store_for(broker, settings), embedder=embedder or configured_embedder(settings),
                         claims_ahead=window_claims)
         try:
             judgement = _judge_within_budget(judge, job_id, claim, hits, broker, settings)
@@ -510,11 +508,11 @@ def _requeue(broker, job_id: int, ordinal: int, delay_ms: int) -> str:
 _judges: dict[str, Judge] = {}
 
 
-def judge_name(settings: PipelineSettings | None = None) -> str:
+def judge_name(settings: PipelineSettings) -> str:
     """What the job records as its judge: ``offline``, ``openai:<model>``, or the class name of
     a plugged-in judge; ``misconfigured`` when the judge cannot be built (judging will fail)."""
     try:
-        judge = judge_for(settings or PipelineSettings.from_env())
+        judge = judge_for(settings)
     except ValueError:
         return "misconfigured"
     return getattr(judge, "name", None) or getattr(getattr(judge, "inner", None), "name", None) \
@@ -522,11 +520,12 @@ def judge_name(settings: PipelineSettings | None = None) -> str:
 
 
 def judge_for(settings: PipelineSettings) -> Judge:
-    """The configured judge of this process: ``judge_factory`` if set, else CITEQ_JUDGE."""
-    key = settings.judge_factory or "env"
+    """The judge of these settings, one per configuration in a process: ``judge_factory`` if
+    set, else the judge of ``settings.judge`` (CITEQ_JUDGE)."""
+    key = settings.judge_factory or settings.judge.model_dump_json()
     if key not in _judges:
         _judges[key] = judge_factory(settings.judge_factory)() if settings.judge_factory \
-            else judge_from_env(os.environ)
+            else judge_from_settings(settings.judge)
     return _judges[key]
 
 

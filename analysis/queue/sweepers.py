@@ -27,10 +27,9 @@ logger = logging.getLogger(__name__)
 PROMOTE_WINDOW_SECONDS = 300
 
 
-def resume(*, broker=None, settings: QueueSettings | None = None, now: datetime | None = None) -> dict[str, int]:
+def resume(*, settings: QueueSettings, broker=None, now: datetime | None = None) -> dict[str, int]:
     """Promote users whose queue stalled; re-send pending jobs whose message is missing."""
     broker = messages.broker_or_global(broker)
-    settings = settings or QueueSettings.from_env()
     window = int((now or datetime.now(timezone.utc)).timestamp() // PROMOTE_WINDOW_SECONDS)
     stalled = db.many_on(broker, "user_stalled_many", limit=settings.sweep_batch)
     for user_id, oldest in stalled:
@@ -46,11 +45,10 @@ def resume(*, broker=None, settings: QueueSettings | None = None, now: datetime 
     return {"stalled_users": len(stalled), "resent": resent}
 
 
-def fail_lost_jobs(*, broker=None, settings: QueueSettings | None = None) -> int:
+def fail_lost_jobs(*, settings: QueueSettings, broker=None) -> int:
     """Running jobs whose message died fail with ``worker_lost`` (refunded), and their user's
     queue moves on; how many."""
     broker = messages.broker_or_global(broker)
-    settings = settings or QueueSettings.from_env()
     failed = 0
     for job_id, user_id, reason in db.many_on(broker, "job_running_with_dead_message_many",
                                               limit=settings.sweep_batch):
@@ -59,11 +57,9 @@ def fail_lost_jobs(*, broker=None, settings: QueueSettings | None = None) -> int
     return failed
 
 
-def retry_releases(*, broker=None, settings: QueueSettings | None = None,
-                   now: datetime | None = None) -> dict[str, int]:
+def retry_releases(*, settings: QueueSettings, broker=None, now: datetime | None = None) -> dict[str, int]:
     """Retry held-run releases that are due; after the window, fail with ``release_timeout``."""
     broker = messages.broker_or_global(broker)
-    settings = settings or QueueSettings.from_env()
     retried = expired = 0
     for job_id, user_id in db.many_on(broker, "held_run_due_many", now=now, limit=settings.sweep_batch):
         done = userqueue.retry_release(job_id, user_id, now=now, broker=broker, settings=settings)

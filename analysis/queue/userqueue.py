@@ -165,7 +165,7 @@ def admit(
     options: dict | None = None,
     broker=None,
     connection=None,
-    settings: QueueSettings | None = None,
+    settings: QueueSettings,
 ) -> Admission:
     """Admit one analysis: validate, hold, charge, enqueue — all or nothing, at the call.
 
@@ -176,7 +176,6 @@ def admit(
     ``idempotency_key`` returns the first admission (``created=False``).
     """
     broker = messages.broker_or_global(broker)
-    settings = settings or QueueSettings.from_env()
     request = inputs.validated(inputs.AdmissionInput, user_id=user_id, thesis_id=thesis_id,
                                source_ids=list(source_ids), delta_of_job_id=delta_of_job_id,
                                idempotency_key=idempotency_key, options=options or {})
@@ -299,8 +298,7 @@ def promote(user_id: int, *, via: str = "promote", broker=None) -> int | None:
 # -- running ----------------------------------------------------------------------------------
 
 
-def start_job(job_id: int, message_id: str, *, broker=None,
-              settings: QueueSettings | None = None) -> tuple[Job, str] | None:
+def start_job(job_id: int, message_id: str, *, settings: QueueSettings, broker=None) -> tuple[Job, str] | None:
     """Mark the job running for this message; (job, held-run status), or None to skip it.
 
     Without a configured release check there is nothing to wait for before a release, so
@@ -310,10 +308,9 @@ def start_job(job_id: int, message_id: str, *, broker=None,
     return start_jobs([(job_id, message_id)], broker=broker, settings=settings)[0]
 
 
-def start_jobs(starts: Sequence[tuple[int, str]], *, broker=None,
-               settings: QueueSettings | None = None) -> list[tuple[Job, str] | None]:
+def start_jobs(starts: Sequence[tuple[int, str]], *, settings: QueueSettings,
+               broker=None) -> list[tuple[Job, str] | None]:
     """:func:`start_job` for many (job id, message id) pairs in one statement, in order."""
-    settings = settings or QueueSettings.from_env()
     ordered = sorted(starts)  # rows are locked in id order: two batches cannot deadlock
     rows = [_StartedRow(*r) for r in db.many_on(
         messages.broker_or_global(broker), "job_start_many", job_ids=[s[0] for s in ordered],
@@ -334,7 +331,7 @@ def start_jobs(starts: Sequence[tuple[int, str]], *, broker=None,
     return started
 
 
-def run_job(job: Job, held_status: str, *, broker=None, settings: QueueSettings | None = None) -> Outcome:
+def run_job(job: Job, held_status: str, *, settings: QueueSettings, broker=None) -> Outcome:
     """Release the job's held run (once) and do its work: the outcome, for :func:`complete_jobs`.
 
     The outcome is ``deferred`` (the job stays running) when the release failed
@@ -342,7 +339,6 @@ def run_job(job: Job, held_status: str, *, broker=None, settings: QueueSettings 
     releasable; the work's own outcome otherwise (a work that returns None succeeded).
     """
     broker = messages.broker_or_global(broker)
-    settings = settings or QueueSettings.from_env()
     if held_status == "held":
         if not _release(job, broker, settings):
             return Outcome.deferred()
@@ -368,10 +364,8 @@ def _release(job: Job, broker, settings: QueueSettings) -> bool:
     return True
 
 
-def defer_release(job_id: int, error: str, *, now=None, broker=None,
-                  settings: QueueSettings | None = None) -> DeferredRelease | None:
+def defer_release(job_id: int, error: str, *, settings: QueueSettings, now=None, broker=None) -> DeferredRelease | None:
     """Record a failed release and schedule its retry; None when the run is no longer held."""
-    settings = settings or QueueSettings.from_env()
     row = db.one_on(
         messages.broker_or_global(broker), "held_run_defer_one", job_id=job_id, error=error[:500], now=now,
         window_seconds=settings.release_window_seconds, backoff_base=settings.release_backoff_base,
@@ -520,13 +514,11 @@ def resend(job_id: int, old_message_id: str, *, broker=None) -> bool:
     return True
 
 
-def retry_release(job_id: int, user_id: int, *, now=None, broker=None,
-                  settings: QueueSettings | None = None) -> str | None:
+def retry_release(job_id: int, user_id: int, *, settings: QueueSettings, now=None, broker=None) -> str | None:
     """A due held-run release: ``expired`` (its window is over: the job fails with
     ``release_timeout``, refunded, and the user's queue moves on), ``retried`` (a new
     analyze message tries the release again), or None (another sweep took it)."""
     broker = messages.broker_or_global(broker)
-    settings = settings or QueueSettings.from_env()
     with broker.transaction() as cur:
         user_lock(cur, user_id)
         message_id = messages.new_message_id()

@@ -120,7 +120,8 @@ def mint_token(broker, user_id: int | None, *, operator: bool = False, label: st
                ttl_days: float | None = None) -> str:
     """A new bearer token for the user (or an operator); the only time it is readable.
 
-    It expires after ``ttl_days`` (default ``CITEQ_TOKEN_TTL_DAYS``).
+    It expires after ``ttl_days`` (default: :class:`TokenSettings`' default; the CLI passes
+    ``CITEQ_TOKEN_TTL_DAYS``).
     """
     return mint(broker, user_id, operator=operator, label=label, ttl_days=ttl_days)[0]
 
@@ -129,7 +130,7 @@ def mint(broker, user_id: int | None, *, operator: bool = False, label: str | No
          ttl_days: float | None = None) -> tuple[str, TokenInfo]:
     """:func:`mint_token` with the new token's listing (id, expiry)."""
     inputs.validated(TokenInput, label=label)
-    ttl = TokenSettings.from_env(token_ttl_days=ttl_days).token_ttl_days
+    ttl = TokenSettings().token_ttl_days if ttl_days is None else ttl_days
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token_id, expires_at = db.one_on(broker, "token_insert_one", token_hash=_hash(token), user_id=user_id,
                                      operator=operator, label=label, ttl_seconds=ttl * 86400)

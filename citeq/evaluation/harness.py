@@ -638,6 +638,7 @@ def run_pipeline(theses: list[Thesis], *, judge: str | None, timeout: float, thr
     from citeq import uploading
 
     broker = actors.broker
+    settings = actors.config.current()
     env = dict(os.environ, DATABASE_URL=url, PYTHONUNBUFFERED="1")
     log = Path(os.environ.get("CITEQ_HOME") or ROOT / ".citeq") / "eval" / "worker.log"
     worker = Worker(env, log, threads)
@@ -650,12 +651,13 @@ def run_pipeline(theses: list[Thesis], *, judge: str | None, timeout: float, thr
             lab = run.thesis.labels
             files = [run.thesis.folder / lab["thesis"]] + [run.thesis.folder / s["file"] for s in lab["sources"]]
             run.user_id = accounts.create(broker, f"eval-{stamp}-{run.thesis.name}"[:60], credits=5)
-            staged = uploading.upload_files(broker, run.user_id, files, kinds={
+            staged = uploading.upload_files(broker, run.user_id, files, settings=settings.pipeline, kinds={
                 f.name: "thesis" if i == 0 else "source" for i, f in enumerate(files)})
             run.parse_job_id = staged["parse_job_id"]
         for run in runs:
             try:
-                view = wait(lambda: (v := uploads.parse_status(run.user_id, run.parse_job_id, broker=broker))
+                view = wait(lambda: (v := uploads.parse_status(run.user_id, run.parse_job_id, broker=broker,
+                                                              settings=settings.pipeline))
                             .terminal and v, deadline, worker, f"parsing {run.thesis.name}")
             except TimeoutError as exc:
                 run.status, run.error = "not parsed", str(exc)
@@ -670,7 +672,8 @@ def run_pipeline(theses: list[Thesis], *, judge: str | None, timeout: float, thr
                 continue
             sources = [d for name, d in run.documents.items() if name != thesis_file]
             try:
-                run.job_id = userqueue.admit(run.user_id, run.documents[thesis_file], sources, broker=broker).job_id
+                run.job_id = userqueue.admit(run.user_id, run.documents[thesis_file], sources, broker=broker,
+                                             settings=settings.queue).job_id
             except Exception as exc:  # a refused admission is a figure of this thesis, not the end
                 run.status, run.error = "refused", f"{type(exc).__name__}: {exc}"
         ids = [r.job_id for r in runs if r.job_id is not None]

@@ -14,9 +14,9 @@ import time
 import dramatiq
 import psycopg2
 
-from broker import PostgresBroker
+from broker import BrokerSettings, PostgresBroker
 
-broker = PostgresBroker()
+broker = PostgresBroker(settings=BrokerSettings.from_env())
 dramatiq.set_broker(broker)
 
 SCHEMA = """

@@ -103,7 +103,7 @@ def test_sigkilled_worker_message_runs_again_exactly_once_and_its_late_ack_is_re
     assert count(conn, "SELECT count(*) FROM broker_events WHERE kind = 'finished'") == 1
     assert rows(conn, "SELECT attempts FROM citeq_messages")[0][0] == 2
     # The killed worker's ack arrives late (a zombie): the lease it names is gone.
-    zombie = PostgresBroker(url=broker_app.broker.settings.database_url)
+    zombie = PostgresBroker(settings=broker_app.broker.settings)
     zombie.actors, zombie.queues = broker_app.broker.actors, broker_app.broker.queues
     consumer = zombie.consume("default", prefetch=1, timeout=10)
     message = Message(queue_name="default", actor_name="slow", args=(1, "go"), kwargs={}, options={})

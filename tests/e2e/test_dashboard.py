@@ -13,11 +13,12 @@ import time
 
 import pytest
 
+from analysis.settings import QueueSettings
 from analysis.queue import userqueue
 from analysis.surface import accounts
 from tests.conftest import query
 from tests.e2e import hooks
-from tests.integration.conftest import add_documents, queue_broker, running_worker, wait_for  # noqa: F401
+from tests.integration.conftest import add_documents, configure_worker, queue_broker, running_worker, wait_for, worker_settings  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
@@ -84,13 +85,15 @@ def text_of(browser, selector: str) -> str | None:
 
 def test_a_queued_job_moves_to_running_when_its_predecessor_finishes(server, browser, queue_broker, conn,
                                                                      monkeypatch):
-    monkeypatch.setenv("CITEQ_ANALYZE_WORK", hooks.WORK)
+    configure_worker(queue={"analyze_work": hooks.WORK})
     hooks.install(conn)
     user = accounts.create(queue_broker, "dana", credits=5)
     token = accounts.mint_token(queue_broker, user)
     thesis, sources = add_documents(conn, user)
-    first = userqueue.admit(user, thesis, sources, options={"hold": "first"}, broker=queue_broker).job_id
-    second = userqueue.admit(user, thesis, sources, options={"hold": "second"}, broker=queue_broker).job_id
+    first = userqueue.admit(user, thesis, sources, options={"hold": "first"}, broker=queue_broker,
+                            settings=worker_settings().queue).job_id
+    second = userqueue.admit(user, thesis, sources, options={"hold": "second"}, broker=queue_broker,
+                             settings=worker_settings().queue).job_id
 
     with running_worker(queue_broker, threads=2):
         browser.get(f"{server}/#token={token}")

@@ -12,11 +12,12 @@ import threading
 import dramatiq
 import pytest
 
+from analysis.settings import QueueSettings
 from analysis.queue import userqueue
 from analysis.surface import accounts
 from tests.conftest import query, wait_for
 from tests.e2e.test_dashboard import browser, server  # noqa: F401 - fixtures (skips without Chromium)
-from tests.integration.conftest import SAMPLES, add_documents, open_account, queue_broker, running_worker  # noqa: F401
+from tests.integration.conftest import SAMPLES, add_documents, open_account, queue_broker, running_worker, worker_settings  # noqa: F401
 from tests.integration.test_pipeline import judge_all, parsed_session, start_analysis
 
 pytestmark = pytest.mark.e2e
@@ -130,8 +131,8 @@ def test_a_refused_token_reads_as_a_sentence_hides_the_views_and_a_new_link_work
         server, browser, queue_broker, conn):  # noqa: F811
     open_account(conn, 1, credits=2)
     thesis, sources = add_documents(conn, 1)
-    first = userqueue.admit(1, thesis, sources, broker=queue_broker).job_id
-    second = userqueue.admit(1, thesis, sources, broker=queue_broker).job_id
+    first = userqueue.admit(1, thesis, sources, broker=queue_broker, settings=worker_settings().queue).job_id
+    second = userqueue.admit(1, thesis, sources, broker=queue_broker, settings=worker_settings().queue).job_id
     good = accounts.mint_token(queue_broker, 1)
 
     browser.get(f"{server}/#token=cq_not-a-token")

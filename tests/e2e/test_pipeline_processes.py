@@ -9,6 +9,7 @@ import signal
 
 import pytest
 
+from analysis.settings import PipelineSettings, QueueSettings
 from analysis.pipeline.retrieval import sources
 from analysis.pipeline.intake import uploads
 from analysis.queue import userqueue
@@ -33,7 +34,7 @@ def pipeline_processes(processes):
 
 
 def upload_and_parse(conn, user_id, files) -> tuple[int, dict[str, int]]:
-    staged = uploads.stage_upload(user_id, files)
+    staged = uploads.stage_upload(user_id, files, settings=PipelineSettings())
     assert wait_for(lambda: parse_done(conn, staged.parse_job_id), timeout=60, message="parsed") == "succeeded"
     return staged.session_id, documents_by_name(conn, staged.session_id)
 
@@ -49,7 +50,7 @@ def test_upload_parse_analyze_gives_the_planted_verdicts_and_keeps_no_bytes(pipe
 
     _, docs = upload_and_parse(conn, 1, corpus_upload())
     source_ids = [docs[n] for n in docs if not n.startswith("thesis")]
-    jobs = {t: userqueue.admit(1, docs[t], source_ids).job_id for t in EXPECTED}
+    jobs = {t: userqueue.admit(1, docs[t], source_ids, settings=QueueSettings()).job_id for t in EXPECTED}
 
     for thesis, job_id in jobs.items():
         wait_for(lambda: job_status(conn, job_id) == "succeeded", timeout=60, message=f"{thesis} analysed")
@@ -72,13 +73,13 @@ def test_a_worker_killed_mid_analysis_with_its_caches_gone_changes_no_verdict(pi
                                          *sample_files("castillo_2018_green_roofs.pdf", "nakamura_heat_notes.txt")])
     thesis, source_ids = docs["thesis_urban_heat.pdf"], [docs["castillo_2018_green_roofs.pdf"],
                                                          docs["nakamura_heat_notes.txt"]]
-    undisturbed = userqueue.admit(1, thesis, source_ids).job_id
+    undisturbed = userqueue.admit(1, thesis, source_ids, settings=QueueSettings()).job_id
     wait_for(lambda: job_status(conn, undisturbed) == "succeeded", timeout=60, message="undisturbed run")
 
     # Given a second run whose judges hold after the first two verdicts
     query(conn, "DELETE FROM test_judged")
     hooks.set_flag(conn, "hold_judges")
-    disturbed = userqueue.admit(1, thesis, source_ids).job_id
+    disturbed = userqueue.admit(1, thesis, source_ids, settings=QueueSettings()).job_id
     wait_for(lambda: query(conn, "SELECT count(*) FROM job_citations WHERE job_id = %s AND verdict IS NOT NULL "
                                  "AND verdict <> 'source_missing'", disturbed)[0][0] >= 2, timeout=60,
              message="two citations judged")

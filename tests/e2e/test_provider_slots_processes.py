@@ -13,6 +13,7 @@ import signal
 
 import pytest
 
+from analysis.settings import PipelineSettings, QueueSettings
 from analysis.pipeline.intake import uploads
 from analysis.queue import userqueue
 from tests.conftest import query
@@ -34,11 +35,11 @@ def test_slots_of_a_worker_killed_mid_judging_come_free_and_the_job_finishes(pro
                 open_account(conn, user)
                 staged = uploads.stage_upload(user, [
                     *sample_files("thesis_urban_heat.pdf", kind="thesis"),
-                    *sample_files("castillo_2018_green_roofs.pdf", "nakamura_heat_notes.txt")])
+                    *sample_files("castillo_2018_green_roofs.pdf", "nakamura_heat_notes.txt")], settings=PipelineSettings())
                 wait_for(lambda: parse_done(conn, staged.parse_job_id), timeout=60, message="parsed")
                 docs = documents_by_name(conn, staged.session_id)
                 jobs.append(userqueue.admit(user, docs["thesis_urban_heat.pdf"], [
-                    docs["castillo_2018_green_roofs.pdf"], docs["nakamura_heat_notes.txt"]]).job_id)
+                    docs["castillo_2018_green_roofs.pdf"], docs["nakamura_heat_notes.txt"]], settings=QueueSettings()).job_id)
             # Given the worker holds provider slots, its judge calls in flight
             wait_for(lambda: query(conn, "SELECT count(*) FROM provider_slots")[0][0] >= 2, timeout=60,
                      interval=0.01, message="slots taken")
@@ -69,9 +70,9 @@ def test_a_worker_process_stops_a_document_over_its_cpu_budget_and_parses_the_re
     open_account(conn, 1)
     staged = uploads.stage_upload(1, [UploadFile(filename="shared-stream.pdf", data=shared_stream_pdf()),
                                       UploadFile(filename="nul.pdf", data=text_pdf(b"cool\\000 roofs")),
-                                      *sample_files("nakamura_heat_notes.txt")])
+                                      *sample_files("nakamura_heat_notes.txt")], settings=PipelineSettings())
 
     assert wait_for(lambda: parse_done(conn, staged.parse_job_id), timeout=60, message="parsed") == "partial"
-    items = {i.filename: i for i in uploads.parse_status(1, staged.parse_job_id).items}
+    items = {i.filename: i for i in uploads.parse_status(1, staged.parse_job_id, settings=PipelineSettings()).items}
     assert items["shared-stream.pdf"].error_code == "document_too_complex"
     assert items["nul.pdf"].status == items["nakamura_heat_notes.txt"].status == uploads.ParseItemStatus.PARSED

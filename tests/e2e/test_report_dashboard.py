@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pytest
 
+from analysis.settings import PipelineSettings, QueueSettings
 from analysis.pipeline import analyze as pipeline
 from analysis.queue import userqueue
 from analysis.queue.jobs import Outcome
 from analysis.surface import accounts
 from tests.conftest import query, wait_for
 from tests.e2e.test_dashboard import browser, server  # noqa: F401 - fixtures (skips without Chromium)
-from tests.integration.conftest import queue_broker  # noqa: F401 - fixture
+from tests.integration.conftest import queue_broker, worker_settings  # noqa: F401
 from tests.integration.test_pipeline import judge_all, parsed_session, rule_table, start_analysis  # noqa: F401
 
 pytestmark = pytest.mark.e2e
@@ -86,9 +87,10 @@ def test_a_finished_report_filters_to_not_supported_and_unfolds_a_row_with_its_e
 def test_a_running_jobs_report_gains_rows_and_verdicts_without_a_reload(server, browser, queue_broker, conn):  # noqa: F811
     session, docs = parsed_session(queue_broker, conn, 1)
     sources = [docs[n] for n in docs if not n.startswith("thesis")]
-    admission = userqueue.admit(1, docs[THESIS], sources, broker=queue_broker)
+    admission = userqueue.admit(1, docs[THESIS], sources, broker=queue_broker, settings=worker_settings().queue)
     message_id = query(conn, "SELECT message_id FROM analysis_jobs WHERE id = %s", admission.job_id)[0][0]
-    job, held = userqueue.start_job(admission.job_id, message_id, broker=queue_broker)  # running, not extracted
+    job, held = userqueue.start_job(admission.job_id, message_id, broker=queue_broker,
+                                    settings=worker_settings().queue)  # running, not extracted
 
     loaded_at = open_report(browser, server, accounts.mint_token(queue_broker, 1), job.id)
     wait_for(lambda: js(browser, "return document.getElementById('report-view').dataset.status") == "running",
@@ -96,7 +98,7 @@ def test_a_running_jobs_report_gains_rows_and_verdicts_without_a_reload(server, 
     assert shown_rows(browser) == []
 
     # The worker's analyze step, as a worker runs it: the citations are committed, the page shows them.
-    assert userqueue.run_job(job, held, broker=queue_broker) == Outcome.deferred()
+    assert userqueue.run_job(job, held, broker=queue_broker, settings=worker_settings().queue) == Outcome.deferred()
     total = query(conn, "SELECT count(*) FROM job_citations WHERE job_id = %s", job.id)[0][0]
     wait_for(lambda: len(shown_rows(browser)) == total, message="extracted citations appear")
     unjudged = [o for (o,) in query(conn, "SELECT ordinal FROM job_citations WHERE job_id = %s AND verdict IS NULL "
@@ -106,7 +108,8 @@ def test_a_running_jobs_report_gains_rows_and_verdicts_without_a_reload(server, 
 
     # Each verdict committed by the pipeline's own judge step appears on the open page.
     for ordinal in unjudged:
-        pipeline.judge_citation(job.id, ordinal, settle=userqueue.settle, broker=queue_broker)
+        pipeline.judge_citation(job.id, ordinal, settle=userqueue.settle, broker=queue_broker,
+                                settings=worker_settings().pipeline)
         verdict = query(conn, "SELECT verdict::text FROM job_citations WHERE job_id = %s AND ordinal = %s",
                         job.id, ordinal)[0][0]
         wait_for(lambda: js(browser, f"return document.getElementById('cit-{ordinal + 1}')?.dataset.verdict") == verdict,

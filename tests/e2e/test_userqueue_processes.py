@@ -7,6 +7,7 @@ import signal
 
 import pytest
 
+from analysis.settings import QueueSettings
 from analysis.queue import userqueue
 from tests.conftest import query
 from tests.e2e import hooks
@@ -29,8 +30,8 @@ def test_a_killed_worker_loses_no_job_and_the_successor_waits(processes, conn):
     processes.worker()
     processes.worker()
     thesis, sources = given_user(conn, 1, credits=5)
-    first = userqueue.admit(1, thesis, sources, options={"seconds": 1.5})
-    second = userqueue.admit(1, thesis, sources)
+    first = userqueue.admit(1, thesis, sources, options={"seconds": 1.5}, settings=QueueSettings())
+    second = userqueue.admit(1, thesis, sources, settings=QueueSettings())
     pid = wait_for(lambda: lease_holder_pid(conn, first.job_id), message="first job claimed")
     wait_for(lambda: query(conn, "SELECT count(*) FROM test_runs WHERE job_id = %s", first.job_id)[0][0],
              message="first job working")
@@ -54,7 +55,7 @@ def test_two_schedulers_and_two_workers_promote_and_refund_once(processes, conn)
     jobs = {}
     for user in users:
         thesis, sources = given_user(conn, user, credits=3)
-        jobs[user] = [userqueue.admit(user, thesis, sources).job_id for _ in range(3)]
+        jobs[user] = [userqueue.admit(user, thesis, sources, settings=QueueSettings()).job_id for _ in range(3)]
     # Stalled queues: users 1-3 lost their fast path (first job finished without its tail).
     for status in ("running", "succeeded"):  # the changes the database allows
         query(conn, "UPDATE analysis_jobs SET status = %s, finished_at = CASE WHEN %s = 'succeeded' THEN now() END "

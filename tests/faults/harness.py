@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import psycopg2.extensions
 
+from analysis.settings import PipelineSettings, QueueSettings
 from analysis.pipeline.intake import uploads
 from analysis.queue import userqueue
 from tests.conftest import query, wait_for
@@ -104,14 +105,14 @@ def submit_batch(conn) -> list[int]:
         open_account(conn, user, credits=JOBS_PER_USER + 2)
         staged[user] = uploads.stage_upload(user, [
             *sample_files("thesis_urban_heat.pdf", kind="thesis"),
-            *sample_files("castillo_2018_green_roofs.pdf", "nakamura_heat_notes.txt")])
+            *sample_files("castillo_2018_green_roofs.pdf", "nakamura_heat_notes.txt")], settings=PipelineSettings())
     jobs = []
     for user, upload in staged.items():
         assert wait_for(lambda: parse_done(conn, upload.parse_job_id), timeout=120,
                         message=f"user {user}'s upload parsed") == "succeeded"
         docs = documents_by_name(conn, upload.session_id)
         sources = [docs["castillo_2018_green_roofs.pdf"], docs["nakamura_heat_notes.txt"]]
-        jobs += [userqueue.admit(user, docs["thesis_urban_heat.pdf"], sources).job_id
+        jobs += [userqueue.admit(user, docs["thesis_urban_heat.pdf"], sources, settings=QueueSettings()).job_id
                  for _ in range(JOBS_PER_USER)]
     return jobs
 

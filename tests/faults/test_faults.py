@@ -19,6 +19,7 @@ import dramatiq
 import psycopg2
 import pytest
 
+from analysis.settings import PipelineSettings, QueueSettings
 from analysis import maintenance
 from analysis.queue import sweepers
 from tests.conftest import wait_for
@@ -141,7 +142,7 @@ def test_the_scheduler_absent_then_back(faulty, conn):
     faulty.scheduler()
     if not harness.LONG:
         later = datetime.now(timezone.utc) + timedelta(minutes=10)
-        maintenance.recover_lost_work(now=later)
-        sweepers.resume()
+        maintenance.recover_lost_work(now=later, settings=QueueSettings(), pipeline_settings=PipelineSettings())
+        sweepers.resume(settings=QueueSettings())
 
     harness.check_and_tally(conn, "scheduler absent", jobs, 1)

@@ -46,12 +46,34 @@ def queue_worker(queue_broker):
         yield w
 
 
+def worker_settings():
+    """The in-process worker's settings (actors/config.py): what its actors hand down."""
+    from actors import config
+
+    return config.current()
+
+
+def configure_worker(*, queue: dict | None = None, pipeline: dict | None = None):
+    """Change some of the in-process worker's settings for this test (tests/conftest.py
+    reads them from the environment again after every test)."""
+    from actors import config
+
+    return config.configure(config.current().but(queue=queue, pipeline=pipeline))
+
+
+def reread_worker_settings():
+    """Read the in-process worker's settings from the environment again, after the test changed
+    the environment (as a worker process started with those variables would)."""
+    from actors import config
+
+    return config.configure()
+
+
 @pytest.fixture
-def hooked(conn, monkeypatch):
+def hooked(conn):
     """Work and release check steered through the database (tests/e2e/hooks.py)."""
     hooks.install(conn)
-    monkeypatch.setenv("CITEQ_ANALYZE_WORK", hooks.WORK)
-    monkeypatch.setenv("CITEQ_RELEASE_CHECK", hooks.RELEASE_CHECK)
+    configure_worker(queue={"analyze_work": hooks.WORK, "release_check": hooks.RELEASE_CHECK})
     return conn
 
 

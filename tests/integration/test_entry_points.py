@@ -11,6 +11,7 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
+from analysis.settings import PipelineSettings, QueueSettings
 from analysis import inputs
 from analysis.queue import userqueue
 from analysis.surface import accounts
@@ -165,14 +166,15 @@ def test_session_ids_must_be_ascii_digits_in_range(client, alice, conn, session)
 def test_admit_refuses_bad_input_with_a_typed_error(queue_broker, alice, conn, kwargs):
     args = {"thesis_id": alice["thesis"], "source_ids": alice["sources"], **kwargs}
     with pytest.raises(InvalidInput) as raised:
-        userqueue.admit(alice["id"], args.pop("thesis_id"), args.pop("source_ids"), broker=queue_broker, **args)
+        userqueue.admit(alice["id"], args.pop("thesis_id"), args.pop("source_ids"), broker=queue_broker,
+                        settings=QueueSettings(), **args)
     assert isinstance(raised.value, AdmissionError) and raised.value.code == "invalid_request"
     nothing_written(conn, alice["id"])
 
 
 def test_admit_refuses_a_user_id_beyond_bigint(queue_broker, alice):
     with pytest.raises(InvalidInput):
-        userqueue.admit(BIG, alice["thesis"], alice["sources"], broker=queue_broker)
+        userqueue.admit(BIG, alice["thesis"], alice["sources"], broker=queue_broker, settings=QueueSettings())
 
 
 def test_stage_upload_refuses_bad_names_with_a_typed_error(queue_broker, alice, conn):
@@ -181,9 +183,10 @@ def test_stage_upload_refuses_bad_names_with_a_typed_error(queue_broker, alice, 
     for name in ["a\x00.txt", "\udcff.txt", "x" * 300]:
         with pytest.raises(InvalidInput):
             uploads.stage_upload(alice["id"], [{"filename": name, "data": b"x"}],
-                                 broker=queue_broker)
+                                 broker=queue_broker, settings=PipelineSettings())
     with pytest.raises(InvalidInput):
-        uploads.stage_upload(alice["id"], [{"filename": "a.txt", "data": b"x"}], session_id=BIG, broker=queue_broker)
+        uploads.stage_upload(alice["id"], [{"filename": "a.txt", "data": b"x"}], session_id=BIG, broker=queue_broker,
+                             settings=PipelineSettings())
     assert query(conn, "SELECT count(*) FROM parse_jobs")[0][0] == 0
 
 

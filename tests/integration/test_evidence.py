@@ -7,6 +7,7 @@ import unittest.mock
 
 import pytest
 
+from analysis.settings import PipelineSettings
 from analysis.pipeline import analyze as pipeline
 from analysis.pipeline.intake import parsing, uploads
 from analysis.pipeline.intake.uploads import UploadFile
@@ -49,8 +50,8 @@ def parse(conn, user_id: int) -> tuple[int, dict[str, int]]:
     open_account(conn, user_id)
     staged = uploads.stage_upload(user_id, [
         UploadFile(filename="thesis.md", data=THESIS.encode(), kind="thesis"),
-        UploadFile(filename="achterberg_2020.txt", data=SOURCE.encode(), kind="source")])
-    assert parsing.parse_job(staged.parse_job_id) == "succeeded"
+        UploadFile(filename="achterberg_2020.txt", data=SOURCE.encode(), kind="source")], settings=PipelineSettings.from_env())
+    assert parsing.parse_job(staged.parse_job_id, settings=PipelineSettings.from_env()) == "succeeded"
     return staged.session_id, documents_by_name(conn, staged.session_id)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from analysis.settings import PipelineSettings
 from analysis.pipeline import analyze as pipeline
 from analysis.pipeline.judging.offline import OfflineJudge
 from analysis.pipeline.judging.verdicts import EvidencePart
@@ -37,7 +38,8 @@ def judged(queue_broker, conn, judge=None) -> int:  # noqa: F811
     job_id = start_analysis(conn, queue_broker, 1, docs[THESIS], [docs[n] for n in docs if not n.startswith("thesis")])
     for (ordinal,) in query(conn, "SELECT ordinal FROM job_citations WHERE job_id = %s AND verdict IS NULL "
                                   "ORDER BY ordinal", job_id):
-        pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=queue_broker, judge=judge)
+        pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=queue_broker, judge=judge,
+                                settings=PipelineSettings())
     return job_id
 
 

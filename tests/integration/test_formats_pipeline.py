@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from analysis.settings import PipelineSettings
 from analysis.pipeline.intake import uploads
 from analysis.pipeline.intake.uploads import UploadFile
 from tests import documents
@@ -27,7 +28,7 @@ def test_a_thesis_in_each_format_is_parsed_extracted_and_resolved(queue_broker, 
     open_account(conn, 1, credits=10)
     files = [UploadFile(filename=name, data=FORMATS[name](), kind="thesis")]
     files += [UploadFile(filename=n, data=t.encode(), kind="source") for n, t in documents.SOURCES.items()]
-    staged = uploads.stage_upload(1, files)
+    staged = uploads.stage_upload(1, files, settings=PipelineSettings())
     with running_worker(queue_broker, threads=2):
         wait_for(lambda: parse_done(conn, staged.parse_job_id), message="parse job finished")
     docs = documents_by_name(conn, staged.session_id)

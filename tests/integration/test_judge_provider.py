@@ -12,7 +12,9 @@ import pytest
 from analysis.pipeline import analyze as pipeline
 from tests.conftest import query
 from tests.fakes.openai_server import FakeChatServer
-from tests.integration.conftest import job_status, running_worker, sample_files, wait_for
+from tests.integration.conftest import (
+    configure_worker, job_status, reread_worker_settings, running_worker, sample_files, wait_for,
+)
 from tests.integration.test_pipeline import judge_all, parsed_session, start_analysis
 
 KEY = "sk-live-0123456789abcdefSECRET"
@@ -27,6 +29,7 @@ def provider(monkeypatch):
                             ("CITEQ_JUDGE_MODEL", "fake-model"), ("CITEQ_JUDGE_API_KEY", KEY)):
             monkeypatch.setenv(name, value)
         monkeypatch.delenv("CITEQ_EMBEDDINGS_MODEL", raising=False)
+        reread_worker_settings()
         pipeline._judges.clear()
         yield server
         pipeline._judges.clear()
@@ -103,7 +106,7 @@ def test_good_answers_are_recorded_with_their_verified_quote_and_page(queue_brok
 
 
 def test_the_token_budget_of_a_job_stops_its_calls_once_spent(queue_broker, conn, provider, monkeypatch):
-    monkeypatch.setenv("CITEQ_JUDGE_TOKEN_BUDGET", "1500")
+    configure_worker(pipeline={"judge_token_budget": 1500})
     provider.tokens_per_answer = 1000
     job_id = analysis_of_heat_thesis(queue_broker, conn)
     citations = to_judge(conn, job_id)

@@ -8,12 +8,13 @@ The statements run on the real database; only their answers are dropped.
 
 from __future__ import annotations
 
+from analysis.settings import PipelineSettings, QueueSettings
 from analysis import maintenance
 from analysis.queue import userqueue
 from broker import DatabaseUnavailable
 
 from tests.conftest import query
-from tests.integration.conftest import balance, given_user, running_worker, statuses, wait_for
+from tests.integration.conftest import balance, given_user, running_worker, statuses, wait_for, worker_settings
 
 
 def lose_start_answers(monkeypatch, times: int) -> list[int]:
@@ -33,8 +34,8 @@ def lose_start_answers(monkeypatch, times: int) -> list[int]:
 
 def test_a_start_whose_answer_was_lost_is_tried_again_and_the_job_runs(queue_broker, hooked, monkeypatch):
     thesis, sources = given_user(hooked, 1, credits=2)
-    first = userqueue.admit(1, thesis, sources)
-    second = userqueue.admit(1, thesis, sources)
+    first = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
+    second = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     lost = lose_start_answers(monkeypatch, times=1)
 
     with running_worker(queue_broker, threads=2):
@@ -49,8 +50,8 @@ def test_a_start_whose_answer_was_lost_is_tried_again_and_the_job_runs(queue_bro
 def test_a_start_that_keeps_failing_dead_letters_its_message_and_the_sweeper_ends_the_job(
         queue_broker, hooked, monkeypatch):
     thesis, sources = given_user(hooked, 1, credits=2)
-    first = userqueue.admit(1, thesis, sources)
-    second = userqueue.admit(1, thesis, sources)
+    first = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
+    second = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     lost = lose_start_answers(monkeypatch, times=3)  # every attempt of the first message
 
     with running_worker(queue_broker, threads=2):
@@ -58,7 +59,8 @@ def test_a_start_that_keeps_failing_dead_letters_its_message_and_the_sweeper_end
                  timeout=30, message="the first job's message dead-lettered")
         # The start had committed: the job is running, and nothing but a sweeper can end it.
         assert statuses(hooked, 1) == [(first.job_id, "running"), (second.job_id, "queued")]
-        assert maintenance.recover_lost_work()["failed"] == 1
+        assert maintenance.recover_lost_work(settings=worker_settings().queue,
+                                             pipeline_settings=worker_settings().pipeline)["failed"] == 1
         wait_for(lambda: statuses(hooked, 1)[1] == (second.job_id, "succeeded"), timeout=30,
                  message="the user's next job ran")
 

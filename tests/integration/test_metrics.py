@@ -7,6 +7,7 @@ import threading
 
 import psycopg2
 
+from analysis.settings import QueueSettings
 from analysis.queue import userqueue
 from analysis.surface import metrics
 from analysis.queue.jobs import JobStatus
@@ -54,10 +55,12 @@ def some_work(broker, conn, users: range) -> None:
     for user in users:
         thesis, sources = given_user(conn, user, credits=5)
         for _ in range(3):
-            userqueue.admit(user, thesis, sources, broker=broker)
+            userqueue.admit(user, thesis, sources, broker=broker, settings=QueueSettings())
     started = pending_jobs(conn)
-    userqueue.start_jobs([(job_id, message_id) for job_id, _, message_id in started], broker=broker)
-    userqueue.start_jobs([(job_id, message_id) for job_id, _, message_id in started[:1]], broker=broker)
+    userqueue.start_jobs([(job_id, message_id) for job_id, _, message_id in started], broker=broker,
+                         settings=QueueSettings())
+    userqueue.start_jobs([(job_id, message_id) for job_id, _, message_id in started[:1]], broker=broker,
+                         settings=QueueSettings())
     outcomes = [JobStatus.SUCCEEDED, JobStatus.FAILED] * len(started)
     userqueue.complete_jobs([userqueue.Completion(job_id, user_id, outcome)
                              for (job_id, user_id, _), outcome in zip(started, outcomes)], broker=broker)
@@ -79,7 +82,7 @@ def test_an_event_that_commits_after_later_ones_is_counted_once(queue_broker, co
     early = psycopg2.connect(db)
     try:
         # This transaction writes its event first (the lower transaction id) and commits last.
-        userqueue.admit(1, thesis, sources, broker=queue_broker, connection=early)
+        userqueue.admit(1, thesis, sources, broker=queue_broker, connection=early, settings=QueueSettings())
         some_work(queue_broker, conn, range(3, 5))
         m = metrics.job_metrics(queue_broker)
         assert m.events["admitted"] < counted(conn)["events"]["admitted"]  # held back, not lost

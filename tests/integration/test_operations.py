@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from analysis.settings import QueueSettings
 from analysis.surface import accounts, operations
 from broker import admin
 from tests.conftest import query
@@ -58,7 +59,7 @@ def test_running_analyses_are_listed_oldest_first(client, ops, queue_broker, con
     for user in (1, 2):
         open_account(conn, user)
         thesis, sources = add_documents(conn, user)
-        userqueue.admit(user, thesis, sources, broker=queue_broker)
+        userqueue.admit(user, thesis, sources, broker=queue_broker, settings=QueueSettings())
     analyses = client.get("/api/ops/overview", headers=ops).json()["analyses"]
     assert [(a["user_id"], a["status"]) for a in analyses] == [(1, "pending"), (2, "pending")]
 

@@ -24,7 +24,7 @@ def test_a_document_over_the_text_cap_fails_its_item_typed_and_the_others_parse(
     staged = uploads.stage_upload(1, [UploadFile(filename="long.txt", data=long_line, kind="source"),
                                       UploadFile(filename=source.name, data=source.read_bytes(), kind="source"),
                                       UploadFile(filename="sample.pdf", kind="source",
-                                                 data=(SAMPLES / "okafor_lindqvist_2019.pdf").read_bytes())])
+                                                 data=(SAMPLES / "okafor_lindqvist_2019.pdf").read_bytes())], settings=PipelineSettings())
 
     status = parsing.parse_job(staged.parse_job_id, broker=queue_broker,
                                settings=PipelineSettings.from_env(parse_max_text_chars=20_000))

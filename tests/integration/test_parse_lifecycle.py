@@ -7,6 +7,7 @@ from __future__ import annotations
 import psycopg2.errors
 import pytest
 
+from analysis.settings import PipelineSettings
 from analysis.pipeline.intake import parsing, uploads
 from analysis.pipeline.intake.lifecycle import (ITEM_TRANSITIONS, JOB_TRANSITIONS, ParseEvent, ParseItemStatus,
                                                 ParseJobStatus)
@@ -26,9 +27,9 @@ def test_the_parse_transitions_in_python_are_the_ones_in_sql(conn):
 
 def test_a_parsed_upload_leaves_its_events_in_order(conn, queue_broker):
     open_account(conn, 1)
-    staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"))
+    staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"), settings=PipelineSettings())
 
-    assert parsing.parse_job(staged.parse_job_id) == "succeeded"
+    assert parsing.parse_job(staged.parse_job_id, settings=PipelineSettings()) == "succeeded"
 
     events = [e for (e,) in query(conn, "SELECT event::text FROM parse_events WHERE parse_job_id = %s ORDER BY id",
                                   staged.parse_job_id)]
@@ -38,8 +39,8 @@ def test_a_parsed_upload_leaves_its_events_in_order(conn, queue_broker):
 @pytest.mark.parametrize("change", ["succeeded -> running", "succeeded -> queued"])
 def test_the_database_refuses_a_parse_job_change_it_does_not_list(conn, queue_broker, change):
     open_account(conn, 1)
-    staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"))
-    assert parsing.parse_job(staged.parse_job_id) == "succeeded"
+    staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"), settings=PipelineSettings())
+    assert parsing.parse_job(staged.parse_job_id, settings=PipelineSettings()) == "succeeded"
     old, new = change.split(" -> ")
     with pytest.raises(psycopg2.errors.CheckViolation, match=f"may not go from {old} to {new}"):
         query(conn, "UPDATE parse_jobs SET status = %s, finished_at = NULL WHERE id = %s", new, staged.parse_job_id)
@@ -48,7 +49,7 @@ def test_the_database_refuses_a_parse_job_change_it_does_not_list(conn, queue_br
 @pytest.mark.parametrize("new", ["running", "queued"])
 def test_the_database_refuses_a_failed_item_going_back(conn, queue_broker, new):
     open_account(conn, 1)
-    staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"))
+    staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"), settings=PipelineSettings())
     query(conn, "UPDATE parse_items SET status = 'failed', error_reason = 'x', file_bytes = NULL WHERE job_id = %s",
           staged.parse_job_id)  # queued -> failed is allowed (the blob TTL)
     with pytest.raises(psycopg2.errors.CheckViolation, match=f"may not go from failed to {new}"):

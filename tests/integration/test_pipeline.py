@@ -14,14 +14,14 @@ from analysis.pipeline import analyze as pipeline
 from analysis import maintenance
 from analysis.queue import userqueue
 from analysis.pipeline.judging.verdicts import Verdict
-from analysis.settings import PipelineSettings
+from analysis.settings import PipelineSettings, QueueSettings
 from analysis.pipeline.retrieval.embeddings import LocalEmbedder
 from analysis.pipeline.retrieval.sources import SourceStore
 from analysis.pipeline.intake.uploads import UploadFile
 from tests.conftest import query
 from tests.integration.conftest import (
     BAD_PDFS, SAMPLES, THESES, corpus_upload, documents_by_name, job_status, open_account, parse_done,
-    running_worker, sample_files, verdicts, wait_for,
+    configure_worker, reread_worker_settings, running_worker, sample_files, verdicts, wait_for, worker_settings,
 )
 
 EXPECTED = {k: v for k, v in json.loads((SAMPLES / "expected.json").read_text()).items() if not k.startswith("_")}
@@ -30,7 +30,7 @@ EXPECTED = {k: v for k, v in json.loads((SAMPLES / "expected.json").read_text())
 def parsed_session(queue_broker, conn, user_id: int, files=None) -> tuple[int, dict[str, int]]:
     """Given an account whose upload (the sample corpus by default) was parsed by a worker."""
     open_account(conn, user_id, credits=10)
-    staged = uploads.stage_upload(user_id, files or corpus_upload())
+    staged = uploads.stage_upload(user_id, files or corpus_upload(), settings=worker_settings().pipeline)
     with running_worker(queue_broker, threads=2):
         wait_for(lambda: parse_done(conn, staged.parse_job_id), message="parse job finished")
     return staged.session_id, documents_by_name(conn, staged.session_id)
@@ -40,15 +40,16 @@ def judge_all(conn, job_id: int, broker) -> None:
     """Judge every unjudged citation of the job in this thread (no worker needed)."""
     for (ordinal,) in query(conn, "SELECT ordinal FROM job_citations WHERE job_id = %s AND verdict IS NULL "
                                   "ORDER BY ordinal", job_id):
-        pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=broker)
+        pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=broker,
+                                settings=worker_settings().pipeline)
 
 
 def start_analysis(conn, broker, user_id, thesis_id, source_ids, **admit_options) -> int:
     """Admit an analysis and run its analyze step in this thread (as the worker would): the job id."""
-    admission = userqueue.admit(user_id, thesis_id, source_ids, **admit_options)
+    admission = userqueue.admit(user_id, thesis_id, source_ids, settings=worker_settings().queue, **admit_options)
     message_id = query(conn, "SELECT message_id FROM analysis_jobs WHERE id = %s", admission.job_id)[0][0]
-    job, held = userqueue.start_job(admission.job_id, message_id, broker=broker)
-    outcome = userqueue.run_job(job, held, broker=broker)
+    job, held = userqueue.start_job(admission.job_id, message_id, broker=broker, settings=worker_settings().queue)
+    outcome = userqueue.run_job(job, held, broker=broker, settings=worker_settings().queue)
     if outcome.ends_job:  # applied as the worker's middleware would
         userqueue.complete_jobs([userqueue.Completion.of(job, outcome)], broker=broker)
     return admission.job_id
@@ -60,19 +61,20 @@ def start_analysis(conn, broker, user_id, thesis_id, source_ids, **admit_options
 def test_upload_is_staged_at_once_then_parsed_into_documents_pages_and_chunks(queue_broker, conn):
     open_account(conn, 1)
 
-    staged = uploads.stage_upload(1, corpus_upload())
+    staged = uploads.stage_upload(1, corpus_upload(), settings=worker_settings().pipeline)
 
     # Then the bytes wait in Postgres with their message, and no worker is online yet
     assert staged.files == 7 and not staged.parse_worker_online
     assert query(conn, "SELECT count(*) FROM parse_items WHERE file_bytes IS NOT NULL")[0][0] == 7
     assert query(conn, "SELECT count(*) FROM citeq_messages WHERE actor_name = 'parse'")[0][0] == 1
-    assert uploads.parse_status(1, staged.parse_job_id).status == uploads.ParseJobStatus.QUEUED
+    assert uploads.parse_status(1, staged.parse_job_id,
+                                settings=worker_settings().pipeline).status == uploads.ParseJobStatus.QUEUED
 
     with running_worker(queue_broker, threads=2):
-        assert wait_for(lambda: uploads.parse_worker_online(), message="parse worker online")
+        assert wait_for(lambda: uploads.parse_worker_online(settings=worker_settings().pipeline), message="parse worker online")
         wait_for(lambda: parse_done(conn, staged.parse_job_id), message="parse job finished")
 
-    view = uploads.parse_status(1, staged.parse_job_id)
+    view = uploads.parse_status(1, staged.parse_job_id, settings=worker_settings().pipeline)
     assert view.status == uploads.ParseJobStatus.SUCCEEDED and view.terminal
     assert {i.status for i in view.items} == {uploads.ParseItemStatus.PARSED}
     assert not any(i.staged for i in view.items)
@@ -94,13 +96,14 @@ def test_bad_files_fail_their_own_items_with_reasons_and_harm_nothing_else(queue
     bad = [UploadFile(filename=p.name, data=p.read_bytes()) for p in sorted(BAD_PDFS.glob("*.pdf"))]
     bad.append(UploadFile(filename="notes.docx", data=b"PK\x03\x04 not a zip"))
     bad.append(UploadFile(filename="notes.odt", data=b"PK\x03\x04 not supported"))
-    mixed = uploads.stage_upload(1, [*sample_files("okafor_lindqvist_2019.pdf"), *bad])
-    other = uploads.stage_upload(2, sample_files("castillo_2018_green_roofs.pdf"))
+    mixed = uploads.stage_upload(1, [*sample_files("okafor_lindqvist_2019.pdf"), *bad],
+                                 settings=worker_settings().pipeline)
+    other = uploads.stage_upload(2, sample_files("castillo_2018_green_roofs.pdf"), settings=worker_settings().pipeline)
 
     with running_worker(queue_broker, threads=2):
         wait_for(lambda: parse_done(conn, mixed.parse_job_id) and parse_done(conn, other.parse_job_id))
 
-    view = uploads.parse_status(1, mixed.parse_job_id)
+    view = uploads.parse_status(1, mixed.parse_job_id, settings=worker_settings().pipeline)
     assert view.status == uploads.ParseJobStatus.PARTIAL
     by_name = {i.filename: i for i in view.items}
     assert by_name["okafor_lindqvist_2019.pdf"].status == uploads.ParseItemStatus.PARSED
@@ -110,7 +113,8 @@ def test_bad_files_fail_their_own_items_with_reasons_and_harm_nothing_else(queue
         "notes.docx": "malformed_document", "notes.odt": "unsupported_file_type"}
     assert all(i.error_reason for i in view.items if i.status == uploads.ParseItemStatus.FAILED)
     assert "OCR" in by_name["image_only.pdf"].error_reason
-    assert uploads.parse_status(2, other.parse_job_id).status == uploads.ParseJobStatus.SUCCEEDED
+    assert uploads.parse_status(2, other.parse_job_id,
+                                settings=worker_settings().pipeline).status == uploads.ParseJobStatus.SUCCEEDED
     assert query(conn, "SELECT count(*) FROM parse_items WHERE file_bytes IS NOT NULL")[0][0] == 0
 
 
@@ -119,10 +123,10 @@ def test_caps_refuse_with_a_code_naming_the_limit_and_stage_nothing(queue_broker
     small = PipelineSettings(max_staged_bytes=230_000, max_file_bytes=200_000)  # 3 x 16 kB staged
     source = sample_files("okafor_lindqvist_2019.pdf")
     for _ in range(3):
-        uploads.stage_upload(1, source)  # no worker: all three stay active
+        uploads.stage_upload(1, source, settings=worker_settings().pipeline)  # no worker: all three stay active
 
     with pytest.raises(uploads.TooManyParseJobs) as too_many:
-        uploads.stage_upload(1, source)
+        uploads.stage_upload(1, source, settings=worker_settings().pipeline)
     with pytest.raises(uploads.FileTooLarge) as too_large:
         uploads.stage_upload(1, [UploadFile(filename="big.pdf", data=b"%PDF-" + b"0" * 250_000)], settings=small)
     query(conn, "UPDATE parse_jobs SET status = 'succeeded', finished_at = now() WHERE id = 1")
@@ -148,9 +152,10 @@ def test_another_users_session_and_parse_job_yield_nothing(queue_broker, conn):
     assert len(store.index(2, session_a)) == 0
     assert store.index(2, session_a).search("green roofs cooling") == []
     with pytest.raises(uploads.UnknownParseJob):
-        uploads.parse_status(2, job_a)
+        uploads.parse_status(2, job_a, settings=worker_settings().pipeline)
     with pytest.raises(uploads.UnknownSession):
-        uploads.stage_upload(2, sample_files("nakamura_heat_notes.txt"), session_id=session_a)
+        uploads.stage_upload(2, sample_files("nakamura_heat_notes.txt"), session_id=session_a,
+                             settings=worker_settings().pipeline)
     with pytest.raises(uploads.UnknownSession):
         uploads.reset_session(2, session_a)
 
@@ -169,7 +174,8 @@ def test_source_store_rebuilds_from_postgres_after_a_cleared_cache_and_a_new_sou
     assert store.misses == 2
 
     # When a source is added to the session, Then the cached index is stale and rebuilt
-    uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"), session_id=session)
+    uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"), session_id=session,
+                         settings=worker_settings().pipeline)
     with running_worker(queue_broker, threads=2):
         wait_for(lambda: len(documents_by_name(conn, session)) == 2)
     assert len(store.index(1, session)) > len(first) and store.misses == 3
@@ -180,13 +186,16 @@ def test_source_store_rebuilds_from_postgres_after_a_cleared_cache_and_a_new_sou
 
 def test_blob_ttl_sweeper_drops_old_staged_bytes_and_fails_their_items(queue_broker, conn):
     open_account(conn, 1)
-    staged = uploads.stage_upload(1, sample_files("okafor_lindqvist_2019.pdf", "nakamura_heat_notes.txt"))
+    staged = uploads.stage_upload(1, sample_files("okafor_lindqvist_2019.pdf", "nakamura_heat_notes.txt"),
+                                  settings=worker_settings().pipeline)
 
-    assert maintenance.expire_blobs()["expired"] == 0
+    assert maintenance.expire_blobs(settings=worker_settings().queue,
+                                    pipeline_settings=worker_settings().pipeline)["expired"] == 0
     later = datetime.now(timezone.utc) + timedelta(hours=7)
-    assert maintenance.expire_blobs(now=later)["expired"] == 2
+    assert maintenance.expire_blobs(now=later,
+                                    settings=worker_settings().queue, pipeline_settings=worker_settings().pipeline)["expired"] == 2
 
-    view = uploads.parse_status(1, staged.parse_job_id)
+    view = uploads.parse_status(1, staged.parse_job_id, settings=worker_settings().pipeline)
     assert view.status == uploads.ParseJobStatus.FAILED
     assert {i.error_code for i in view.items} == {"expired"}
     assert query(conn, "SELECT count(*) FROM parse_items WHERE file_bytes IS NOT NULL")[0][0] == 0
@@ -194,17 +203,18 @@ def test_blob_ttl_sweeper_drops_old_staged_bytes_and_fails_their_items(queue_bro
 
 def test_a_terminal_item_cannot_keep_its_bytes(conn, queue_broker):
     open_account(conn, 1)
-    uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"))
+    uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"), settings=worker_settings().pipeline)
     with pytest.raises(Exception, match="parse_items_terminal_drops_bytes"):
         query(conn, "UPDATE parse_items SET status = 'failed', error_reason = 'x'")
 
 
 def test_stall_sweeper_resends_a_parse_job_whose_message_was_lost(queue_broker, conn):
     open_account(conn, 1)
-    staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"))
+    staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt"), settings=worker_settings().pipeline)
     query(conn, "DELETE FROM citeq_messages")
 
-    result = maintenance.recover_lost_work(now=datetime.now(timezone.utc) + timedelta(minutes=5))
+    result = maintenance.recover_lost_work(now=datetime.now(timezone.utc) + timedelta(minutes=5),
+                                           settings=worker_settings().queue, pipeline_settings=worker_settings().pipeline)
 
     assert result["parse_resent"] == 1
     with running_worker(queue_broker, threads=2):
@@ -213,12 +223,14 @@ def test_stall_sweeper_resends_a_parse_job_whose_message_was_lost(queue_broker, 
 
 def test_a_file_that_keeps_killing_its_worker_fails_after_max_attempts(queue_broker, conn):
     open_account(conn, 1)
-    staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt", "castillo_2018_green_roofs.pdf"))
+    staged = uploads.stage_upload(1, sample_files("nakamura_heat_notes.txt", "castillo_2018_green_roofs.pdf"),
+                                  settings=worker_settings().pipeline)
     # Given the first item was started three times by workers that died
     query(conn, "UPDATE parse_items SET status = 'running', attempts = 3 WHERE ordinal = 1")
 
-    assert parsing.parse_job(staged.parse_job_id) == "partial"
-    items = {i.filename: i for i in uploads.parse_status(1, staged.parse_job_id).items}
+    assert parsing.parse_job(staged.parse_job_id, settings=worker_settings().pipeline) == "partial"
+    items = {i.filename: i for i in uploads.parse_status(1, staged.parse_job_id,
+                                                         settings=worker_settings().pipeline).items}
     assert items["nakamura_heat_notes.txt"].error_code == "worker_crashed"
     assert items["castillo_2018_green_roofs.pdf"].status == uploads.ParseItemStatus.PARSED
 
@@ -234,7 +246,7 @@ def rule_table(monkeypatch):
     from analysis.pipeline.judging.registry import register_judge_factory
 
     register_judge_factory("offline-rule-table", lambda: OfflineJudge(calibration=None))
-    monkeypatch.setenv("CITEQ_JUDGE_FACTORY", "offline-rule-table")
+    configure_worker(pipeline={"judge_factory": "offline-rule-table"})
     pipeline._judges.clear()
     yield
     pipeline._judges.clear()
@@ -289,13 +301,14 @@ def test_duplicate_deliveries_judge_once_and_complete_the_job_exactly_once(queue
     sources = [docs[n] for n in docs if not n.startswith("thesis")]
     thesis = docs["thesis_retrieval_practice.pdf"]
     job_id = start_analysis(conn, queue_broker, 1, thesis, sources)
-    queued = userqueue.admit(1, thesis, sources).job_id  # waits behind the running job
+    queued = userqueue.admit(1, thesis, sources,
+                             settings=worker_settings().queue).job_id  # waits behind the running job
     ordinals = [r[0] for r in query(conn, "SELECT ordinal FROM job_citations WHERE job_id = %s AND verdict IS NULL",
                                     job_id)]
     assert len(ordinals) >= 5
     # A re-delivered analyze message extracts nothing twice
     assert pipeline.extract(userqueue.Job(id=job_id, user_id=1, thesis_id=thesis, delta_of_job_id=None),
-                            broker=queue_broker) == len(ordinals)
+                            broker=queue_broker, settings=worker_settings().pipeline) == len(ordinals)
     assert query(conn, "SELECT count(*) FROM citeq_messages WHERE actor_name = 'judge_citation'")[0][0] == len(ordinals)
 
     outcomes: list[str] = []
@@ -303,7 +316,8 @@ def test_duplicate_deliveries_judge_once_and_complete_the_job_exactly_once(queue
 
     def deliver(ordinal):
         barrier.wait()
-        outcomes.append(pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=queue_broker))
+        outcomes.append(pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=queue_broker,
+                                                settings=worker_settings().pipeline))
 
     threads = [threading.Thread(target=deliver, args=(o,)) for o in ordinals for _ in range(3)]
     for t in threads:
@@ -336,7 +350,8 @@ def test_delta_recheck_judges_only_changed_claims_and_sources(queue_broker, conn
     ])
     # A new version of the Müller source: same first page, one more paragraph.
     mueller_v2 = (SAMPLES / "mueller_2021_spaced_homework.txt").read_bytes() + b"\n\nAn added closing remark.\n"
-    uploads.stage_upload(1, [UploadFile(filename="mueller_v2.txt", data=mueller_v2)], session_id=session)
+    uploads.stage_upload(1, [UploadFile(filename="mueller_v2.txt", data=mueller_v2)], session_id=session,
+                         settings=worker_settings().pipeline)
     with running_worker(queue_broker, threads=2):
         wait_for(lambda: "mueller_v2.txt" in documents_by_name(conn, session))
     docs = documents_by_name(conn, session)
@@ -371,10 +386,14 @@ def test_stall_sweeper_resends_a_lost_judge_message_then_fails_the_job_after_max
     later = datetime.now(timezone.utc) + timedelta(minutes=5)
     settings = PipelineSettings(judge_max_dispatches=2)
 
-    assert maintenance.recover_lost_work(now=later, pipeline_settings=settings)["citations_resent"] == unjudged
-    assert maintenance.recover_lost_work(now=later, pipeline_settings=settings)["citations_resent"] == 0  # messages are queued
+    queue = worker_settings().queue
+    assert maintenance.recover_lost_work(now=later, pipeline_settings=settings,
+                                         settings=queue)["citations_resent"] == unjudged
+    # messages are queued
+    assert maintenance.recover_lost_work(now=later, pipeline_settings=settings, settings=queue)["citations_resent"] == 0
     query(conn, "DELETE FROM citeq_messages WHERE actor_name = 'judge_citation'")
-    assert maintenance.recover_lost_work(now=later, pipeline_settings=settings)["failed"] == 1
+    assert maintenance.recover_lost_work(now=later,
+                                         pipeline_settings=settings, settings=worker_settings().queue)["failed"] == 1
 
     assert query(conn, "SELECT status::text, failure_reason LIKE 'judge_failed%%' FROM analysis_jobs WHERE id = %s",
                  job_id) == [("failed", True)]
@@ -402,6 +421,7 @@ def embeddings_provider(monkeypatch):
         monkeypatch.setenv("CITEQ_EMBEDDER", "openai")
         monkeypatch.setenv("CITEQ_EMBEDDINGS_MODEL", "fake-embed")
         monkeypatch.setenv("CITEQ_JUDGE_BASE_URL", server.base_url)
+        reread_worker_settings()
         yield server
 
 
@@ -436,7 +456,7 @@ def test_with_embeddings_chunks_carry_vectors_and_retrieval_is_hybrid_with_the_c
 
     # Ranking the vectors in Postgres (pgvector) or in the worker (numpy) retrieves alike,
     # and neither reaches another user's passages.
-    embedder = pipeline.configured_embedder()
+    embedder = pipeline.configured_embedder(worker_settings().pipeline)
     store = SourceStore(queue_broker)
     claims = query(conn, "SELECT claim, source_document_id FROM job_citations "
                          "WHERE source_document_id IS NOT NULL ORDER BY job_id, ordinal")
@@ -502,7 +522,8 @@ def test_judges_embed_the_claims_of_their_window_in_one_batch_and_each_claim_onc
 
     embedder = _RecordingEmbedder()
     for (ordinal,) in query(conn, "SELECT ordinal FROM job_citations WHERE job_id = %s ORDER BY ordinal", job_id):
-        pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=queue_broker, embedder=embedder)
+        pipeline.judge_citation(job_id, ordinal, settle=userqueue.settle, broker=queue_broker, embedder=embedder,
+                                settings=worker_settings().pipeline)
 
     assert job_status(conn, job_id) == "succeeded"
     # The first judge embedded every claim of the window in one batch; the others found theirs.

@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 import pytest
 from fastapi.testclient import TestClient
 
+from analysis.settings import QueueSettings
 from analysis.surface import accounts, report
 from citeq import cli
 from tests.conftest import query
@@ -172,7 +173,7 @@ def test_another_users_job_answers_404_exactly_like_an_unknown_one(queue_broker,
     alice = accounts.create(queue_broker, "alice", credits=3)
     bob = accounts.create(queue_broker, "bob", credits=3)
     thesis, sources = add_documents(conn, alice)
-    job_id = userqueue.admit(alice, thesis, sources, broker=queue_broker).job_id
+    job_id = userqueue.admit(alice, thesis, sources, broker=queue_broker, settings=QueueSettings()).job_id
     assert client.get(f"/api/analyses/{job_id}/report.json", headers=auth(queue_broker, alice)).status_code == 200
     for suffix in ("", ".csv", ".json", "?format=json", "?format=csv"):
         theirs = client.get(f"/api/analyses/{job_id}/report{suffix}", headers=auth(queue_broker, bob))

@@ -51,9 +51,10 @@ def test_an_expired_token_is_refused(client, queue_broker, conn):
     assert me(client, token) == 401
 
 
-def test_the_ttl_comes_from_the_environment(queue_broker, monkeypatch, conn):
-    monkeypatch.setenv("CITEQ_TOKEN_TTL_DAYS", "2")
-    accounts.mint_token(queue_broker, accounts.create(queue_broker, "carol"))
+def test_the_ttl_comes_from_the_environment(run, queue_broker, monkeypatch, conn):
+    monkeypatch.setenv("CITEQ_TOKEN_TTL_DAYS", "2")  # read by the command, the process's edge
+    accounts.create(queue_broker, "carol")
+    assert run("users", "token", "carol", "--json")[0] == 0
     days = query(conn, "SELECT extract(epoch FROM expires_at - created_at) / 86400 FROM api_tokens")[0][0]
     assert 1.99 < float(days) < 2.01
 

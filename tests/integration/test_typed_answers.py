@@ -16,7 +16,7 @@ from analysis.settings import PipelineSettings
 from analysis.surface import report
 from analysis.pipeline.intake.uploads import UploadFile
 from tests.conftest import query
-from tests.integration.conftest import SAMPLES, job_status, running_worker, wait_for
+from tests.integration.conftest import SAMPLES, configure_worker, job_status, running_worker, wait_for
 from tests.integration.test_judge_provider import KEY, analysis_of_heat_thesis, provider  # noqa: F401
 from tests.integration.test_pipeline import parsed_session, start_analysis
 
@@ -55,7 +55,7 @@ def test_a_thesis_without_citations_succeeds_with_an_empty_report_that_says_so(q
 
 def test_a_provider_that_keeps_failing_ends_the_job_provider_unavailable_with_one_refund(
         queue_broker, conn, provider, monkeypatch):
-    monkeypatch.setenv("CITEQ_JUDGE_OUTAGE_SECONDS", "1")
+    configure_worker(pipeline={"judge_outage_seconds": 1})
     job_id = analysis_of_heat_thesis(queue_broker, conn)
     balance = query(conn, "SELECT credits FROM accounts WHERE user_id = 1")[0][0]
     provider.mode = "server_error"  # every call answers 500

@@ -31,7 +31,7 @@ def row_counts(conn) -> dict[str, int]:
 def test_first_admission_is_pending_charged_held_and_sent(queue_broker, conn):
     thesis, sources = given_user(conn, 1, credits=3)
 
-    admission = userqueue.admit(1, thesis, sources)
+    admission = userqueue.admit(1, thesis, sources, settings=QueueSettings())
 
     assert admission.status is JobStatus.PENDING and admission.created
     assert balance(conn, 1) == 2
@@ -47,9 +47,9 @@ def test_first_admission_is_pending_charged_held_and_sent(queue_broker, conn):
 
 def test_second_admission_is_queued_without_a_message(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
-    first = userqueue.admit(1, thesis, sources)
+    first = userqueue.admit(1, thesis, sources, settings=QueueSettings())
 
-    second = userqueue.admit(1, thesis, sources)
+    second = userqueue.admit(1, thesis, sources, settings=QueueSettings())
 
     assert second.status is JobStatus.QUEUED
     assert query(conn, "SELECT count(*) FROM citeq_messages")[0][0] == 1
@@ -64,7 +64,7 @@ def test_sixteen_concurrent_admissions_of_one_user(queue_broker, conn):
     def click():
         barrier.wait()
         try:
-            results.append(userqueue.admit(1, thesis, sources))
+            results.append(userqueue.admit(1, thesis, sources, settings=QueueSettings()))
         except Exception as exc:  # noqa: BLE001 - collected and asserted below
             failures.append(exc)
 
@@ -83,9 +83,9 @@ def test_sixteen_concurrent_admissions_of_one_user(queue_broker, conn):
 
 def test_idempotency_key_returns_the_first_admission(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
-    first = userqueue.admit(1, thesis, sources, idempotency_key="click-1")
+    first = userqueue.admit(1, thesis, sources, idempotency_key="click-1", settings=QueueSettings())
 
-    again = userqueue.admit(1, thesis, sources, idempotency_key="click-1")
+    again = userqueue.admit(1, thesis, sources, idempotency_key="click-1", settings=QueueSettings())
 
     assert again.job_id == first.job_id and not again.created
     assert balance(conn, 1) == 9
@@ -97,7 +97,7 @@ def test_admission_inside_the_callers_transaction_vanishes_on_rollback(queue_bro
     before = row_counts(conn)
     own = psycopg2.connect(db)
 
-    userqueue.admit(1, thesis, sources, connection=own)
+    userqueue.admit(1, thesis, sources, connection=own, settings=QueueSettings())
     own.rollback()
     own.close()
 
@@ -114,12 +114,12 @@ def _refused(conn, code, call):
 
 
 def test_unknown_user_is_refused(queue_broker, conn):
-    _refused(conn, "unknown_user", lambda: userqueue.admit(99, 1, [2]))
+    _refused(conn, "unknown_user", lambda: userqueue.admit(99, 1, [2], settings=QueueSettings()))
 
 
 def test_insufficient_credits_is_refused(queue_broker, conn):
     thesis, sources = given_user(conn, 1, credits=0)
-    _refused(conn, "insufficient_credits", lambda: userqueue.admit(1, thesis, sources))
+    _refused(conn, "insufficient_credits", lambda: userqueue.admit(1, thesis, sources, settings=QueueSettings()))
 
 
 def test_insufficient_credits_at_the_charge_rolls_the_job_back(queue_broker, conn):
@@ -141,33 +141,33 @@ def test_insufficient_credits_at_the_charge_rolls_the_job_back(queue_broker, con
 
 def test_no_sources_is_refused(queue_broker, conn):
     thesis, _ = given_user(conn, 1)
-    _refused(conn, "no_sources", lambda: userqueue.admit(1, thesis, []))
+    _refused(conn, "no_sources", lambda: userqueue.admit(1, thesis, [], settings=QueueSettings()))
 
 
 def test_bad_doi_is_refused(queue_broker, conn):
     open_account(conn, 1, 5)
     thesis, sources = add_documents(conn, 1, sources=2, dois=["10.1000/fine", "doi:not-a-doi"])
-    _refused(conn, "invalid_doi", lambda: userqueue.admit(1, thesis, sources))
+    _refused(conn, "invalid_doi", lambda: userqueue.admit(1, thesis, sources, settings=QueueSettings()))
 
 
 def test_unparsed_document_is_refused(queue_broker, conn):
     open_account(conn, 1, 5)
     thesis, sources = add_documents(conn, 1, status="parsing")
-    _refused(conn, "document_not_ready", lambda: userqueue.admit(1, thesis, sources))
+    _refused(conn, "document_not_ready", lambda: userqueue.admit(1, thesis, sources, settings=QueueSettings()))
 
 
 def test_someone_elses_document_is_refused(queue_broker, conn):
     given_user(conn, 1)
     _, theirs = given_user(conn, 2)
     thesis, _ = add_documents(conn, 1, sources=0)
-    _refused(conn, "unknown_document", lambda: userqueue.admit(1, thesis, theirs))
+    _refused(conn, "unknown_document", lambda: userqueue.admit(1, thesis, theirs, settings=QueueSettings()))
 
 
 def test_exhausted_provider_budget_is_refused(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
     with conn.cursor() as cur:
         budget.set_limit(cur, "offline", 100, calls_used=100)
-    _refused(conn, "budget_exhausted", lambda: userqueue.admit(1, thesis, sources))
+    _refused(conn, "budget_exhausted", lambda: userqueue.admit(1, thesis, sources, settings=QueueSettings()))
 
 
 def test_full_queue_and_large_payload_are_refused(queue_broker, conn):
@@ -182,10 +182,10 @@ def test_full_queue_and_large_payload_are_refused(queue_broker, conn):
 
 def test_delta_recheck_is_born_pending_behind_a_busy_queue(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
-    first = userqueue.admit(1, thesis, sources)
-    userqueue.admit(1, thesis, sources)
+    first = userqueue.admit(1, thesis, sources, settings=QueueSettings())
+    userqueue.admit(1, thesis, sources, settings=QueueSettings())
 
-    delta = userqueue.admit(1, thesis, sources, delta_of_job_id=first.job_id)
+    delta = userqueue.admit(1, thesis, sources, delta_of_job_id=first.job_id, settings=QueueSettings())
 
     assert delta.status is JobStatus.PENDING
     assert query(conn, "SELECT count(*) FROM citeq_messages")[0][0] == 2
@@ -193,7 +193,7 @@ def test_delta_recheck_is_born_pending_behind_a_busy_queue(queue_broker, conn):
 
 def test_cancel_a_queued_job_refunds_it_and_the_queue_moves_on(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
-    first, second, third = (userqueue.admit(1, thesis, sources) for _ in range(3))
+    first, second, third = (userqueue.admit(1, thesis, sources, settings=QueueSettings()) for _ in range(3))
 
     userqueue.cancel(second.job_id, user_id=1)
     userqueue.cancel(first.job_id, user_id=1)
@@ -207,7 +207,7 @@ def test_cancel_a_queued_job_refunds_it_and_the_queue_moves_on(queue_broker, con
 
 def test_database_forbids_two_active_first_pass_jobs(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
-    userqueue.admit(1, thesis, sources)
+    userqueue.admit(1, thesis, sources, settings=QueueSettings())
     with pytest.raises(psycopg2.errors.UniqueViolation):
         query(conn, "INSERT INTO analysis_jobs (user_id, thesis_id, status, cost, message_id) "
                     "VALUES (1, %s, 'running', 1, 'x')", thesis)
@@ -215,7 +215,7 @@ def test_database_forbids_two_active_first_pass_jobs(queue_broker, conn):
 
 def test_refund_happens_once(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
-    job = userqueue.admit(1, thesis, sources)
+    job = userqueue.admit(1, thesis, sources, settings=QueueSettings())
     with conn.cursor() as cur:
         from analysis.queue import credits
 
@@ -274,8 +274,8 @@ def test_the_transitions_in_python_are_the_ones_in_sql(conn):
                                     "succeeded -> running", "canceled -> pending"])
 def test_the_database_refuses_a_status_change_it_does_not_list(queue_broker, conn, change):
     thesis, sources = given_user(conn, 1, credits=5)
-    first = userqueue.admit(1, thesis, sources)
-    second = userqueue.admit(1, thesis, sources)
+    first = userqueue.admit(1, thesis, sources, settings=QueueSettings())
+    second = userqueue.admit(1, thesis, sources, settings=QueueSettings())
     old, new = change.split(" -> ")
     job = second.job_id if old == "queued" else first.job_id
     if old != "queued" and old != "pending":  # bring the first job there through allowed changes
@@ -291,7 +291,7 @@ def test_the_database_refuses_a_status_change_it_does_not_list(queue_broker, con
 
 def test_the_database_refuses_a_held_run_change_it_does_not_list(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
-    job = userqueue.admit(1, thesis, sources)
+    job = userqueue.admit(1, thesis, sources, settings=QueueSettings())
     query(conn, "UPDATE held_runs SET status = 'expired' WHERE job_id = %s", job.job_id)  # listed
     with pytest.raises(psycopg2.errors.CheckViolation, match="may not go from expired to released"):
         query(conn, "UPDATE held_runs SET status = 'released' WHERE job_id = %s", job.job_id)

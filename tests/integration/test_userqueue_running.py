@@ -12,7 +12,7 @@ from analysis.queue.jobs import JobStatus
 from tests.conftest import query
 from tests.e2e import hooks
 from tests.integration.conftest import (
-    assert_no_overlap, balance, given_user, running_worker, statuses, wait_for,
+    assert_no_overlap, balance, configure_worker, given_user, running_worker, statuses, wait_for, worker_settings,
 )
 
 
@@ -35,7 +35,7 @@ def test_sixteen_concurrent_admissions_run_in_order_without_overlap(queue_broker
 
     def click():
         barrier.wait()
-        userqueue.admit(1, thesis, sources, options={"seconds": 0.02})
+        userqueue.admit(1, thesis, sources, options={"seconds": 0.02}, settings=worker_settings().queue)
 
     threads = [threading.Thread(target=click) for _ in range(16)]
     for t in threads:
@@ -54,10 +54,11 @@ def test_sixteen_concurrent_admissions_run_in_order_without_overlap(queue_broker
 def test_another_users_job_starts_while_the_first_user_has_four_queued(queue_broker, queue_worker, hooked):
     a_thesis, a_sources = given_user(hooked, 1)
     b_thesis, b_sources = given_user(hooked, 2)
-    a_jobs = [userqueue.admit(1, a_thesis, a_sources, options={"hold": "release_a"}) for _ in range(5)]
+    a_jobs = [userqueue.admit(1, a_thesis, a_sources, options={"hold": "release_a"},
+                              settings=worker_settings().queue) for _ in range(5)]
     wait_for(lambda: status(hooked, a_jobs[0].job_id) == "running")
 
-    b_job = userqueue.admit(2, b_thesis, b_sources)
+    b_job = userqueue.admit(2, b_thesis, b_sources, settings=worker_settings().queue)
 
     wait_for(lambda: status(hooked, b_job.job_id) == "succeeded", message="B's job finished")
     assert [s for _, s in statuses(hooked, 1)] == ["running"] + ["queued"] * 4
@@ -68,11 +69,11 @@ def test_another_users_job_starts_while_the_first_user_has_four_queued(queue_bro
 
 def test_delta_recheck_runs_while_the_first_pass_job_runs(queue_broker, queue_worker, hooked):
     thesis, sources = given_user(hooked, 1)
-    first = userqueue.admit(1, thesis, sources, options={"hold": "delta_done"})
-    queued = userqueue.admit(1, thesis, sources)
+    first = userqueue.admit(1, thesis, sources, options={"hold": "delta_done"}, settings=worker_settings().queue)
+    queued = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     wait_for(lambda: status(hooked, first.job_id) == "running")
 
-    delta = userqueue.admit(1, thesis, sources, delta_of_job_id=first.job_id)
+    delta = userqueue.admit(1, thesis, sources, delta_of_job_id=first.job_id, settings=worker_settings().queue)
 
     wait_for(lambda: status(hooked, delta.job_id) == "succeeded", message="delta finished")
     assert status(hooked, first.job_id) == "running" and status(hooked, queued.job_id) == "queued"
@@ -87,7 +88,7 @@ def test_the_analyze_actor_hands_its_outcome_back_without_a_results_warning(queu
     # every job (and cost each one a log line through the worker's pipe).
     thesis, sources = given_user(hooked, 1, credits=2)
     with caplog.at_level("WARNING"):
-        jobs = [userqueue.admit(1, thesis, sources).job_id for _ in range(2)]
+        jobs = [userqueue.admit(1, thesis, sources, settings=worker_settings().queue).job_id for _ in range(2)]
         wait_for(lambda: all_done(hooked), message="both finished")
     assert statuses(hooked, 1) == [(jobs[0], "succeeded"), (jobs[1], "succeeded")]
     assert not [r for r in caplog.records if "returned a value" in r.getMessage()]
@@ -95,8 +96,8 @@ def test_the_analyze_actor_hands_its_outcome_back_without_a_results_warning(queu
 
 def test_a_failing_analysis_is_refunded_and_the_queue_moves_on(queue_broker, queue_worker, hooked):
     thesis, sources = given_user(hooked, 1, credits=2)
-    broken = userqueue.admit(1, thesis, sources, options={"fail": True})
-    fine = userqueue.admit(1, thesis, sources)
+    broken = userqueue.admit(1, thesis, sources, options={"fail": True}, settings=worker_settings().queue)
+    fine = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
 
     wait_for(lambda: all_done(hooked), message="both finished")
 
@@ -108,8 +109,8 @@ def test_a_failing_analysis_is_refunded_and_the_queue_moves_on(queue_broker, que
 def test_work_is_chosen_by_its_registered_name_and_an_unknown_name_fails_the_job(queue_broker, queue_worker,
                                                                                  hooked, monkeypatch):
     thesis, sources = given_user(hooked, 1, credits=2)
-    monkeypatch.setenv("CITEQ_ANALYZE_WORK", "tests.e2e.hooks:work")  # an import path is no name
-    job = userqueue.admit(1, thesis, sources)
+    configure_worker(queue={"analyze_work": "tests.e2e.hooks:work"})  # an import path is no name
+    job = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
 
     wait_for(lambda: all_done(hooked), message="job finished")
 
@@ -122,7 +123,7 @@ def test_work_is_chosen_by_its_registered_name_and_an_unknown_name_fails_the_job
 
 def test_a_duplicate_message_is_skipped(queue_broker, hooked):
     thesis, sources = given_user(hooked, 1)
-    job = userqueue.admit(1, thesis, sources)
+    job = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     queue_broker.get_actor("analyze").send(job.job_id)  # a stray second message for the job
 
     with running_worker(queue_broker, threads=2):
@@ -135,15 +136,15 @@ def test_a_duplicate_message_is_skipped(queue_broker, hooked):
 
 def test_resume_sweeper_promotes_when_the_fast_path_was_lost(queue_broker, queue_worker, hooked):
     thesis, sources = given_user(hooked, 1)
-    first = userqueue.admit(1, thesis, sources, options={"hold": "never"})
-    second = userqueue.admit(1, thesis, sources)
+    first = userqueue.admit(1, thesis, sources, options={"hold": "never"}, settings=worker_settings().queue)
+    second = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     wait_for(lambda: status(hooked, first.job_id) == "running")
     # The first job's completion committed without its tail (the process died right after):
     query(hooked, "UPDATE analysis_jobs SET status = 'succeeded', finished_at = now() WHERE id = %s", first.job_id)
     hooks.set_flag(hooked, "never")
 
-    assert sweepers.resume() == {"stalled_users": 1, "resent": 0}
-    sweepers.resume()  # a second sweep (another scheduler) before the promotion ran
+    assert sweepers.resume(settings=worker_settings().queue) == {"stalled_users": 1, "resent": 0}
+    sweepers.resume(settings=worker_settings().queue)  # a second sweep (another scheduler) before the promotion ran
 
     assert query(hooked, "SELECT count(*) FROM citeq_messages WHERE actor_name = 'promote'")[0][0] == 1
 
@@ -153,21 +154,22 @@ def test_resume_sweeper_promotes_when_the_fast_path_was_lost(queue_broker, queue
 
 def test_resume_sweeper_promotes_again_when_its_promotion_died(queue_broker, hooked):
     thesis, sources = given_user(hooked, 1)
-    first = userqueue.admit(1, thesis, sources, options={"hold": "never"})
-    second = userqueue.admit(1, thesis, sources)
+    first = userqueue.admit(1, thesis, sources, options={"hold": "never"}, settings=worker_settings().queue)
+    second = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     # The first job ended without its tail, and the sweep's promotion then died unprocessed
     # (out of deliveries): its idempotency key lives on with the dead message.
     query(hooked, "UPDATE analysis_jobs SET status = 'running', started_at = now() WHERE id = %s", first.job_id)
     query(hooked, "UPDATE analysis_jobs SET status = 'succeeded', finished_at = now() WHERE id = %s", first.job_id)
     now = datetime.now(timezone.utc)
-    assert sweepers.resume(now=now)["stalled_users"] == 1
+    assert sweepers.resume(now=now, settings=worker_settings().queue)["stalled_users"] == 1
     query(hooked, "UPDATE citeq_messages SET state = 'dead' WHERE actor_name = 'promote'")
 
-    sweepers.resume(now=now)  # the same window: the key still stands, nothing new is sent
+    sweepers.resume(now=now,
+                    settings=worker_settings().queue)  # the same window: the key still stands, nothing new is sent
     assert query(hooked, "SELECT count(*) FROM citeq_messages WHERE actor_name = 'promote' AND state = 'queued'")[0][0] == 0
 
     later = now + timedelta(seconds=sweepers.PROMOTE_WINDOW_SECONDS)
-    assert sweepers.resume(now=later)["stalled_users"] == 1
+    assert sweepers.resume(now=later, settings=worker_settings().queue)["stalled_users"] == 1
     assert query(hooked, "SELECT count(*) FROM citeq_messages WHERE actor_name = 'promote' AND state = 'queued'")[0][0] == 1
 
     with running_worker(queue_broker, threads=2):
@@ -177,11 +179,11 @@ def test_resume_sweeper_promotes_again_when_its_promotion_died(queue_broker, hoo
 
 def test_resume_sweeper_resends_a_pending_job_whose_message_is_lost(queue_broker, hooked):
     thesis, sources = given_user(hooked, 1)
-    job = userqueue.admit(1, thesis, sources)
+    job = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     query(hooked, "DELETE FROM citeq_messages")
 
-    assert sweepers.resume()["resent"] == 1
-    assert sweepers.resume()["resent"] == 0
+    assert sweepers.resume(settings=worker_settings().queue)["resent"] == 1
+    assert sweepers.resume(settings=worker_settings().queue)["resent"] == 0
 
     with running_worker(queue_broker, threads=2):
         wait_for(lambda: status(hooked, job.job_id) == "succeeded")
@@ -189,15 +191,17 @@ def test_resume_sweeper_resends_a_pending_job_whose_message_is_lost(queue_broker
 
 def test_stall_sweeper_fails_a_job_whose_message_died_and_refunds_once(queue_broker, hooked):
     thesis, sources = given_user(hooked, 1, credits=2)
-    job = userqueue.admit(1, thesis, sources)
-    nxt = userqueue.admit(1, thesis, sources)
+    job = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
+    nxt = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     # The job started, then its workers kept dying until the deliveries ran out.
     message_id = query(hooked, "SELECT message_id FROM analysis_jobs WHERE id = %s", job.job_id)[0][0]
-    assert userqueue.start_job(job.job_id, message_id) is not None
+    assert userqueue.start_job(job.job_id, message_id, settings=worker_settings().queue) is not None
     query(hooked, "UPDATE citeq_messages SET state = 'dead', dead_reason = 'lease expired', finished_at = now() "
                   "WHERE message_id = %s", message_id)
 
-    first, second = maintenance.recover_lost_work(), maintenance.recover_lost_work()
+    settings = worker_settings()
+    first, second = (maintenance.recover_lost_work(settings=settings.queue, pipeline_settings=settings.pipeline)
+                     for _ in range(2))
 
     assert first["failed"] == 1 and second["failed"] == 0
     assert status(hooked, job.job_id) == "failed" and status(hooked, nxt.job_id) == "pending"
@@ -205,16 +209,15 @@ def test_stall_sweeper_fails_a_job_whose_message_died_and_refunds_once(queue_bro
 
 
 def _hold_release_failing(conn, monkeypatch, window=600.0):
-    monkeypatch.setenv("CITEQ_RELEASE_WINDOW_SECONDS", str(window))
-    monkeypatch.setenv("CITEQ_RELEASE_BACKOFF_BASE", "1")
+    configure_worker(queue={"release_window_seconds": window, "release_backoff_base": 1})
     hooks.set_flag(conn, "provider_down")
 
 
 def test_release_timeout_after_the_window_refunds_exactly_once(queue_broker, queue_worker, hooked, monkeypatch):
     _hold_release_failing(hooked, monkeypatch)
     thesis, sources = given_user(hooked, 1, credits=2)
-    job = userqueue.admit(1, thesis, sources)
-    nxt = userqueue.admit(1, thesis, sources)
+    job = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
+    nxt = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     wait_for(lambda: "release_deferred" in events(hooked, job.job_id))
     assert status(hooked, job.job_id) == "running" and status(hooked, nxt.job_id) == "queued"
 
@@ -223,7 +226,7 @@ def test_release_timeout_after_the_window_refunds_exactly_once(queue_broker, que
     delays = []
     for step in range(1, 5):
         now += timedelta(seconds=20)
-        assert sweepers.retry_releases(now=now) == {"retried": 1, "expired": 0}
+        assert sweepers.retry_releases(now=now, settings=worker_settings().queue) == {"retried": 1, "expired": 0}
         wait_for(lambda s=step: events(hooked, job.job_id).count("release_deferred") == s + 1)
         attempts, next_at = query(hooked, "SELECT release_attempts, next_attempt_at FROM held_runs WHERE job_id = %s",
                                   job.job_id)[0]
@@ -236,7 +239,9 @@ def test_release_timeout_after_the_window_refunds_exactly_once(queue_broker, que
     hooks.set_flag(hooked, "provider_down", False)  # so that the next job's release passes
     later = now + timedelta(seconds=600)
     results = []
-    sweeps = [threading.Thread(target=lambda: results.append(sweepers.retry_releases(now=later))) for _ in range(2)]
+    settings = worker_settings().queue
+    sweeps = [threading.Thread(target=lambda: results.append(sweepers.retry_releases(now=later, settings=settings)))
+              for _ in range(2)]
     for t in sweeps:
         t.start()
     for t in sweeps:
@@ -253,11 +258,12 @@ def test_release_timeout_after_the_window_refunds_exactly_once(queue_broker, que
 def test_release_succeeds_when_the_provider_returns_inside_the_window(queue_broker, queue_worker, hooked, monkeypatch):
     _hold_release_failing(hooked, monkeypatch)
     thesis, sources = given_user(hooked, 1)
-    job = userqueue.admit(1, thesis, sources)
+    job = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     wait_for(lambda: "release_deferred" in events(hooked, job.job_id))
 
     hooks.set_flag(hooked, "provider_down", False)
-    assert sweepers.retry_releases(now=datetime.now(timezone.utc) + timedelta(seconds=30))["retried"] == 1
+    assert sweepers.retry_releases(now=datetime.now(timezone.utc) + timedelta(seconds=30),
+                                   settings=worker_settings().queue)["retried"] == 1
 
     wait_for(lambda: status(hooked, job.job_id) == "succeeded", message="job ran after the release")
     assert events(hooked, job.job_id)[-3:] == ["started", "released", "succeeded"]
@@ -266,10 +272,10 @@ def test_release_succeeds_when_the_provider_returns_inside_the_window(queue_brok
 
 def test_complete_job_hook_promotes_in_the_same_transaction(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
-    first = userqueue.admit(1, thesis, sources)
-    second = userqueue.admit(1, thesis, sources)
+    first = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
+    second = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     message_id = query(conn, "SELECT message_id FROM analysis_jobs WHERE id = %s", first.job_id)[0][0]
-    userqueue.start_job(first.job_id, message_id)
+    userqueue.start_job(first.job_id, message_id, settings=worker_settings().queue)
 
     assert userqueue.complete_job(first.job_id, JobStatus.SUCCEEDED) is True
     assert userqueue.complete_job(first.job_id, JobStatus.SUCCEEDED) is False
@@ -284,10 +290,10 @@ def test_one_completion_batch_finishes_jobs_of_several_users_and_promotes_each_n
     firsts, seconds = {}, {}
     for user in (1, 2, 3):
         thesis, sources = given_user(conn, user)
-        firsts[user] = userqueue.admit(user, thesis, sources).job_id
-        seconds[user] = userqueue.admit(user, thesis, sources).job_id
+        firsts[user] = userqueue.admit(user, thesis, sources, settings=worker_settings().queue).job_id
+        seconds[user] = userqueue.admit(user, thesis, sources, settings=worker_settings().queue).job_id
     pending = query(conn, "SELECT id, message_id FROM analysis_jobs WHERE status = 'pending' ORDER BY id")
-    started = userqueue.start_jobs([*pending, (firsts[1], "a stale message")])
+    started = userqueue.start_jobs([*pending, (firsts[1], "a stale message")], settings=worker_settings().queue)
     assert [s is not None for s in started] == [True, True, True, False]
 
     done = userqueue.complete_jobs([

@@ -166,9 +166,10 @@ def test_admission_errors_map_to_precise_statuses(client, alice, conn, monkeypat
         return r
 
     refused(alice.analysis(options={"x": "y" * 20_000}), 413, "payload_too_large")  # body over max_json_bytes
-    monkeypatch.setenv("CITEQ_MAX_OPTIONS_BYTES", "10")
+    state = client.app.state  # the settings the app read once, at its start; changed for a moment
+    state.queue_settings = (read := state.queue_settings).model_copy(update={"max_options_bytes": 10})
     refused(alice.analysis(options={"x": "y" * 100}), 413, "payload_too_large")
-    monkeypatch.delenv("CITEQ_MAX_OPTIONS_BYTES")
+    state.queue_settings = read
     refused({"thesis_id": alice.thesis, "source_ids": []}, 422, "invalid_request")
     query(conn, "UPDATE documents SET doi = 'not-a-doi' WHERE id = %s", alice.sources[0])
     refused(alice.analysis(), 422, "invalid_doi")
@@ -180,10 +181,10 @@ def test_admission_errors_map_to_precise_statuses(client, alice, conn, monkeypat
     r = refused(alice.analysis(), 503, "budget_exhausted")
     assert int(r.headers["retry-after"]) > 0
     query(conn, "DELETE FROM provider_daily_budget")
-    monkeypatch.setenv("CITEQ_MAX_ACTIVE_JOBS", "1")
+    state.queue_settings = read.model_copy(update={"max_active_jobs": 1})
     assert client.post("/api/analyses", json=alice.analysis(), headers=alice.auth).status_code == 201
     refused(alice.analysis(), 409, "queue_full")
-    monkeypatch.delenv("CITEQ_MAX_ACTIVE_JOBS")
+    state.queue_settings = read
     query(conn, "UPDATE accounts SET credits = 0 WHERE user_id = %s", alice.id)
     refused(alice.analysis(), 402, "insufficient_credits")
     assert jobs_in_db(conn) == 1

@@ -20,7 +20,7 @@ from pypdf import PdfReader, PdfWriter
 from analysis.pipeline.intake import uploads
 from analysis.pipeline.intake.uploads import UploadFile
 from analysis.queue import userqueue
-from analysis.settings import PipelineSettings
+from analysis.settings import PipelineSettings, QueueSettings
 from tests.conftest import query
 from tests.fakes.openai_server import FakeChatServer
 from tests.integration.conftest import SAMPLES, documents_by_name, job_status, open_account, parse_done, wait_for
@@ -40,7 +40,7 @@ def pipeline_processes(processes):
 
 def parsed(conn, user_id: int, files: list[UploadFile], **caps) -> tuple[str, dict[str, int], int]:
     """Stage ``files`` and wait for their parse job: (status, documents by name, parse job id)."""
-    settings = PipelineSettings.from_env(**caps) if caps else None
+    settings = PipelineSettings.from_env(**caps)
     staged = uploads.stage_upload(user_id, files, settings=settings)
     status = wait_for(lambda: parse_done(conn, staged.parse_job_id), timeout=120, interval=0.1, message="parsed")
     return status, documents_by_name(conn, staged.session_id), staged.parse_job_id
@@ -63,7 +63,7 @@ def analysed(conn, user_id: int, thesis: bytes, deadline: float = 240) -> int:
                                              UploadFile(filename=SOURCE.name, data=SOURCE.read_bytes(),
                                                         kind="source")])
     assert status == "succeeded"
-    job_id = userqueue.admit(user_id, docs["thesis.md"], [docs[SOURCE.name]]).job_id
+    job_id = userqueue.admit(user_id, docs["thesis.md"], [docs[SOURCE.name]], settings=QueueSettings()).job_id
     wait_for(lambda: job_status(conn, job_id) in ("succeeded", "failed"), timeout=deadline, interval=0.2,
              message="analysis ended")
     return job_id

@@ -27,6 +27,7 @@ import time
 import psycopg2
 import pytest
 
+from analysis.settings import PipelineSettings, QueueSettings
 from analysis.queue import userqueue
 from citeq.devdb import EmbeddedPostgres, ensure_database, with_dbname
 from tests.conftest import query, wait_for
@@ -174,7 +175,7 @@ def _admit_as_the_web_would(user: int, thesis: int, sources: list[int]) -> int:
     deadline = time.monotonic() + RECONNECT_DEADLINE
     while True:
         try:
-            return userqueue.admit(user, thesis, sources).job_id
+            return userqueue.admit(user, thesis, sources, settings=QueueSettings()).job_id
         except DatabaseUnavailable:
             if time.monotonic() > deadline:
                 raise
@@ -189,7 +190,7 @@ def _one_more(conn) -> tuple[int, int, list[int]]:
 
     open_account(conn, user, credits=3)
     staged = uploads.stage_upload(user, [*sample_files("thesis_urban_heat.pdf", kind="thesis"),
-                                         *sample_files("castillo_2018_green_roofs.pdf")])
+                                         *sample_files("castillo_2018_green_roofs.pdf")], settings=PipelineSettings())
     wait_for(lambda: parse_done(conn, staged.parse_job_id), timeout=120, message="the extra user's upload parsed")
     docs = documents_by_name(conn, staged.session_id)
     return user, docs["thesis_urban_heat.pdf"], [docs["castillo_2018_green_roofs.pdf"]]

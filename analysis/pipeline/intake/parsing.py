@@ -59,10 +59,9 @@ logger = logging.getLogger(__name__)
 READER_MODULES = ("pypdf", "docx", "analysis.pipeline.documents.readers")
 
 
-def parse_job(parse_job_id: int, *, broker=None, settings: PipelineSettings | None = None) -> str | None:
+def parse_job(parse_job_id: int, *, settings: PipelineSettings, broker=None) -> str | None:
     """Parse every unfinished item of the job; its terminal status (None if it had ended)."""
     broker = messages.broker_or_global(broker)
-    settings = settings or PipelineSettings.from_env()
     row = db.one_on(broker, "parse_job_start_one", job_id=parse_job_id)
     if row is None:
         return None
@@ -106,7 +105,7 @@ def _parse_next_item(broker, job_id: int, user_id: int, session_id: int, setting
         return True
     pages = document.pages
     passages = split_passages(pages)
-    embedded = _embed(item_id, kind, passages, split_page_sentences(pages))
+    embedded = _embed(item_id, kind, passages, split_page_sentences(pages), settings)
     metadata = _metadata(pages, doi, document.metadata)
     try:
         document_id = _record_parsed(broker, item_id, user_id, session_id, kind, filename, doi, pages, passages,
@@ -190,13 +189,14 @@ class _Embedded(NamedTuple):
     model: str | None
 
 
-def _embed(item_id: int, kind: str, passages: Sequence[Passage], sentences: Sequence[Passage]) -> _Embedded:
+def _embed(item_id: int, kind: str, passages: Sequence[Passage], sentences: Sequence[Passage],
+           settings: PipelineSettings) -> _Embedded:
     """Embed a source's sentences, and its passages as the mean of the sentences they hold
     (:func:`evidence.pooled_passage_vectors`); nothing for a thesis, without an embedder, or when
     it fails (logged: the item parses anyway, BM25 alone for it)."""
     nothing = _Embedded([None] * len(passages), [], None)
     try:
-        embedder = embedder_for(os.environ)
+        embedder = embedder_for(settings.embeddings, settings.judge)
         if embedder is None or kind != "source" or not passages:
             return nothing
         sentence_vectors = embedder.embed([s.text for s in sentences]) if sentences else []

@@ -43,14 +43,12 @@ def resend_parse_jobs(broker, settings: QueueSettings, pipeline: PipelineSetting
     return resent
 
 
-def expire_blobs(*, broker=None, settings: QueueSettings | None = None, now: datetime | None = None,
-                 pipeline_settings: PipelineSettings | None = None) -> dict[str, int]:
+def expire_blobs(*, settings: QueueSettings, pipeline_settings: PipelineSettings, broker=None,
+                 now: datetime | None = None) -> dict[str, int]:
     """Blob TTL (hourly): staged bytes older than ``blob_ttl_seconds`` are dropped and their
     items fail; parse jobs left with nothing to parse end. Terminal transitions drop bytes
     first; this is the safety net."""
     broker = messages.broker_or_global(broker)
-    settings = settings or QueueSettings.from_env()
-    pipeline_settings = pipeline_settings or PipelineSettings.from_env()
     rows = db.many_on(broker, "parse_items_expire_many", now=now, ttl_seconds=pipeline_settings.blob_ttl_seconds,
                       limit=settings.sweep_batch)
     for job_id in {r[0] for r in rows}:

@@ -196,7 +196,7 @@ def session_documents(user_id: int, session_id: int, *, broker=None) -> list[tup
 
 
 def stage_upload(user_id: int, files: list[UploadFile], *, session_id: int | None = None,
-                 broker=None, settings: PipelineSettings | None = None,
+                 settings: PipelineSettings, broker=None,
                  reservation_id: int | None = None) -> StagedUpload:
     """Stage ``files`` for parsing and send the parse message, in one transaction.
 
@@ -205,7 +205,6 @@ def stage_upload(user_id: int, files: list[UploadFile], *, session_id: int | Non
     staged then.
     """
     broker = messages.broker_or_global(broker)
-    settings = settings or PipelineSettings.from_env()
     request = inputs.validated(StageInput, user_id=user_id, session_id=session_id)
     user_id, session_id = request.user_id, request.session_id
     files = [f if isinstance(f, UploadFile) else UploadFile(**f) for f in files]
@@ -264,8 +263,7 @@ class Reservation(BaseModel):
     staged: int
 
 
-def reserve(user_id: int, upload_bytes: int, *, seconds: float, broker=None,
-            settings: PipelineSettings | None = None) -> Reservation:
+def reserve(user_id: int, upload_bytes: int, *, seconds: float, settings: PipelineSettings, broker=None) -> Reservation:
     """Check the caps for an upload of at least ``upload_bytes`` and hold its slot and bytes
     for ``seconds`` (the time its body may take), before its body is read.
 
@@ -273,7 +271,6 @@ def reserve(user_id: int, upload_bytes: int, *, seconds: float, broker=None,
     reservation to :func:`stage_upload`, or :func:`release` it when the upload fails.
     """
     broker = messages.broker_or_global(broker)
-    settings = settings or PipelineSettings.from_env()
     with broker.transaction() as cur:
         locks.xact_lock(cur, LOCK_SCOPE, int(user_id))
         staged = check_caps(cur, user_id, upload_bytes, settings)
@@ -327,8 +324,7 @@ def _write_large_object(cur, f: UploadFile) -> tuple[int, str]:
 # -- polling --------------------------------------------------------------------------------
 
 
-def parse_status(user_id: int, parse_job_id: int, *, broker=None,
-                 settings: PipelineSettings | None = None) -> ParseJobView:
+def parse_status(user_id: int, parse_job_id: int, *, settings: PipelineSettings, broker=None) -> ParseJobView:
     """The parse job and its items, as the user may see them; UnknownParseJob otherwise."""
     broker = messages.broker_or_global(broker)
     row = db.one_on(broker, "parse_job_get_one", job_id=parse_job_id, user_id=user_id)
@@ -343,14 +339,13 @@ def parse_status(user_id: int, parse_job_id: int, *, broker=None,
                         parse_worker_online=parse_worker_online(broker=broker, settings=settings))
 
 
-def parse_worker_online(*, broker=None, settings: PipelineSettings | None = None) -> bool:
+def parse_worker_online(*, settings: PipelineSettings, broker=None) -> bool:
     """Whether a worker process serving the ``parse`` queue sent a heartbeat recently."""
     return bool(workers_serving(PARSE_QUEUE, broker=broker, settings=settings))
 
 
-def workers_serving(queue_name: str, *, broker=None, settings: PipelineSettings | None = None) -> list[str]:
+def workers_serving(queue_name: str, *, settings: PipelineSettings, broker=None) -> list[str]:
     """Ids of the worker processes serving ``queue_name`` that were heard from recently."""
-    settings = settings or PipelineSettings.from_env()
     rows = db.many_on(messages.broker_or_global(broker), "workers_serving_queue_many", queue_name=queue_name,
                       stale_seconds=settings.worker_stale_seconds)
     return [r[0] for r in rows]

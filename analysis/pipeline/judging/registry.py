@@ -1,5 +1,5 @@
-"""Which judge a process uses: `judge_from_env` (``CITEQ_JUDGE``) and the named factories a test or
-the demo registers (``CITEQ_JUDGE_FACTORY``).
+"""Which judge a process uses: `judge_from_settings` (``CITEQ_JUDGE``, read at the process's edge)
+and the named factories a test or the demo registers (``CITEQ_JUDGE_FACTORY``).
 """
 
 from __future__ import annotations
@@ -12,14 +12,19 @@ from analysis.pipeline.judging.verdicts import Judge
 from analysis.pipeline.providers.settings import JudgeSettings
 
 def judge_from_env(env: Mapping[str, str]) -> Judge:
-    """Build the configured judge from CITEQ_JUDGE (offline|openai), CITEQ_JUDGE_BASE_URL,
-    CITEQ_JUDGE_MODEL, CITEQ_JUDGE_API_KEY, CITEQ_JUDGE_TIMEOUT (seconds) and
-    CITEQ_JUDGE_ATTEMPTS (answers read per citation before it is `uncertain`).
+    """Build the judge the mapping ``env`` configures (an entry point hands it the environment):
+    CITEQ_JUDGE (offline|openai), CITEQ_JUDGE_BASE_URL, CITEQ_JUDGE_MODEL, CITEQ_JUDGE_API_KEY,
+    CITEQ_JUDGE_TIMEOUT (seconds) and CITEQ_JUDGE_ATTEMPTS (answers read per citation before it
+    is `uncertain`).
 
     Raises ValueError naming the variable when the configuration is incomplete or a value
     is not valid (pydantic's ValidationError is one).
     """
-    settings = JudgeSettings.from_env(env)
+    return judge_from_settings(JudgeSettings.from_env(env))
+
+
+def judge_from_settings(settings: JudgeSettings) -> Judge:
+    """Build the judge these settings configure (:func:`judge_from_env` says which)."""
     if settings.kind == "offline":
         return OfflineJudge()
     for name, value in (("CITEQ_JUDGE_BASE_URL", settings.base_url), ("CITEQ_JUDGE_MODEL", settings.model)):

