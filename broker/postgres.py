@@ -62,8 +62,11 @@ class PostgresBroker(dramatiq.Broker):
     Parameters:
       url: libpq URL; wins over ``settings.database_url``.
       settings: the :class:`BrokerSettings`, read by the caller, the process's entry point
-        (``PostgresBroker(settings=BrokerSettings.from_env())`` in the module Dramatiq imports);
-        without them, their defaults. The broker reads no environment itself.
+        (``PostgresBroker(settings=BrokerSettings.from_env())`` in the module Dramatiq imports).
+        Without them the constructor reads them from the environment (``DATABASE_URL``,
+        ``CITEQ_*``) once, here: an application that builds its broker in the module Dramatiq
+        imports is at its own edge there, and ``PostgresBroker()`` stays the one-line change
+        from another Dramatiq broker. Nothing else in the broker reads the environment.
       middleware: as for any Dramatiq broker; defaults to Dramatiq's default middleware
         plus periodiq support with tick dedupe, the schema migration at worker boot and the
         count of worker threads the heartbeat reports (broker/threads.py).
@@ -78,7 +81,8 @@ class PostgresBroker(dramatiq.Broker):
     def __init__(self, url: str | None = None, *, settings: BrokerSettings | None = None, middleware=None,
                  results: bool = False, **overrides) -> None:
         given = {k: v for k, v in {"database_url": url, **overrides}.items() if v is not None}
-        self.settings = BrokerSettings(**{**(settings or BrokerSettings()).model_dump(), **given})
+        base = settings if settings is not None else BrokerSettings.from_env()
+        self.settings = BrokerSettings(**{**base.model_dump(), **given})
         self.queries = sql.broker_queries()
         #: Connections, transactions and named queries (broker/connector.py).
         self.connector = Connector(self.settings, self.queries)
