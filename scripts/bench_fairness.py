@@ -2,9 +2,11 @@
 
     .venv/bin/python scripts/bench_fairness.py                  # a 2,000-citation analysis vs a 7-citation one
     .venv/bin/python scripts/bench_fairness.py --big 500        # quicker
+    .venv/bin/python scripts/bench_fairness.py --big 20000 --per-analysis 8 --grouped-only   # issue 29's size
 
 Two users, one source each (a short text by Nakamura, 2020); user 1's Markdown thesis cites it
---big times, user 2's 7 times (one citation a line). Real worker processes (``dramatiq actors``,
+--big times, user 2's 7 times (one citation a line, each claim worded apart, so each costs its
+own embedding). Real worker processes (``dramatiq actors``,
 2 x 4 threads, the offline judge). Figures, side by side in one run, for the judge messages
 grouped per analysis (``CITEQ_JUDGE_PER_ANALYSIS``: --per-analysis, default 4 and 8; 8 is the
 workers' default) and not grouped (``=0``):
@@ -31,7 +33,9 @@ from scripts._benchdb import Workers, database, sql  # noqa: E402
 
 SOURCE = ("Heat waves and excess mortality in older adults\nYuki Nakamura, 2020\n\n"
           "Excess mortality rose by 18 percent among adults over 75 during heat waves.\n")
-LINE = "Excess mortality rose by 18 percent among adults over 75 during heat waves (Nakamura, 2020)."
+#: One citation line; every line of every thesis names another region, so each claim is embedded
+#: on its own (the local embedder remembers vectors by text: one repeated line cost one embedding).
+LINE = "Excess mortality rose by 18 percent among adults over 75 during heat waves in region {} (Nakamura, 2020)."
 REFERENCE = "Nakamura, Y. (2020). Heat waves and excess mortality in older adults. Working notes, 7."
 
 
@@ -39,8 +43,8 @@ def say(msg: str) -> None:
     print(msg, flush=True)
 
 
-def thesis(citations: int) -> bytes:
-    body = "\n\n".join([LINE] * citations)
+def thesis(citations: int, copy: int) -> bytes:
+    body = "\n\n".join(LINE.format(f"{copy}-{i}") for i in range(citations))
     return f"# A thesis\n\n## 1 Introduction\n\n{body}\n\n## References\n\n{REFERENCE}\n".encode()
 
 
@@ -49,7 +53,7 @@ def given_user(url: str, user: int, citations: int, copies: int) -> tuple[list[i
     from analysis.pipeline.intake import parsing, uploads
 
     sql(url, "INSERT INTO accounts (user_id, credits) VALUES (%s, 100)", user)
-    files = [uploads.UploadFile(filename=f"thesis{i}.md", data=thesis(citations), kind="thesis")
+    files = [uploads.UploadFile(filename=f"thesis{i}.md", data=thesis(citations, i), kind="thesis")
              for i in range(copies)]
     files.append(uploads.UploadFile(filename="heat_notes.txt", data=SOURCE.encode(), kind="source"))
     settings = uploads.PipelineSettings(max_staged_bytes=10**10)
@@ -98,7 +102,10 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=2000, help="citations of the large analysis")
     parser.add_argument("--small", type=int, default=7, help="citations of the small analysis")
     parser.add_argument("--per-analysis", type=int, nargs="+", default=[4, 8],
-                        help="CITEQ_JUDGE_PER_ANALYSIS values to run (0, not grouped, always runs too)")
+                        help="CITEQ_JUDGE_PER_ANALYSIS values to run (0, not grouped, runs too unless --grouped-only)")
+    parser.add_argument("--grouped-only", action="store_true",
+                        help="skip the run not grouped: with a large --big the small analysis waits there "
+                             "behind every judge message of the large one, which takes as long again")
     args = parser.parse_args()
     url = database("citeq_bench_fairness")
     os.environ["DATABASE_URL"] = url
@@ -106,7 +113,7 @@ def main() -> None:
 
     say(f"== fairness: a {args.big:,}-citation analysis (user 1) and a {args.small}-citation one (user 2)")
     t0 = time.perf_counter()
-    runs = [*args.per_analysis, 0]
+    runs = [p for p in args.per_analysis if p > 0] if args.grouped_only else [*args.per_analysis, 0]
     big, source1 = given_user(url, 1, args.big, len(runs))
     small, source2 = given_user(url, 2, args.small, 2 * len(runs))
     say(f"  uploads parsed in {time.perf_counter() - t0:.1f} s")
