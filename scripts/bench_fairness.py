@@ -2,14 +2,17 @@
 
     .venv/bin/python scripts/bench_fairness.py                  # a 2,000-citation analysis vs a 7-citation one
     .venv/bin/python scripts/bench_fairness.py --big 500        # quicker
+    .venv/bin/python scripts/bench_fairness.py --big 20000 --per-analysis 8 --grouped-only   # issue 29's size
 
 Two users, one source each (a short text by Nakamura, 2020); user 1's Markdown thesis cites it
---big times, user 2's 7 times (one citation a line). Real worker processes (``dramatiq actors``,
+--big times, user 2's 7 times (one citation a line, each claim worded apart, so each costs its
+own embedding). Real worker processes (``dramatiq actors``,
 2 x 4 threads, the offline judge). Figures, side by side in one run, for the judge messages
 grouped per analysis (``CITEQ_JUDGE_PER_ANALYSIS``: --per-analysis, default 4 and 8; 8 is the
 workers' default) and not grouped (``=0``):
 
-* the small analysis alone: from its admission to its success, on an idle system;
+* the small analysis first (the workers' first analysis: it loads the embedding model), then
+  alone: from its admission to its success, on an idle system;
 * the same while the large analysis is judging (admitted once the large one has its first
   verdict), and how long the large one took in all.
 
@@ -33,7 +36,9 @@ from scripts._benchdb import Workers, database, sql  # noqa: E402
 
 SOURCE = ("Heat waves and excess mortality in older adults\nYuki Nakamura, 2020\n\n"
           "Excess mortality rose by 18 percent among adults over 75 during heat waves.\n")
-LINE = "Excess mortality rose by 18 percent among adults over 75 during heat waves (Nakamura, 2020)."
+#: One citation line; every line of every thesis names another region, so each claim is embedded
+#: on its own (the local embedder remembers vectors by text: one repeated line cost one embedding).
+LINE = "Excess mortality rose by 18 percent among adults over 75 during heat waves in region {} (Nakamura, 2020)."
 REFERENCE = "Nakamura, Y. (2020). Heat waves and excess mortality in older adults. Working notes, 7."
 
 
@@ -41,8 +46,8 @@ def say(msg: str) -> None:
     print(msg, flush=True)
 
 
-def thesis(citations: int) -> bytes:
-    body = "\n\n".join([LINE] * citations)
+def thesis(citations: int, copy: int) -> bytes:
+    body = "\n\n".join(LINE.format(f"{copy}-{i}") for i in range(citations))
     return f"# A thesis\n\n## 1 Introduction\n\n{body}\n\n## References\n\n{REFERENCE}\n".encode()
 
 
@@ -51,7 +56,7 @@ def given_user(url: str, user: int, citations: int, copies: int) -> tuple[list[i
     from analysis.pipeline.intake import parsing, uploads
 
     sql(url, "INSERT INTO accounts (user_id, credits) VALUES (%s, 100)", user)
-    files = [uploads.UploadFile(filename=f"thesis{i}.md", data=thesis(citations), kind="thesis")
+    files = [uploads.UploadFile(filename=f"thesis{i}.md", data=thesis(citations, i), kind="thesis")
              for i in range(copies)]
     files.append(uploads.UploadFile(filename="heat_notes.txt", data=SOURCE.encode(), kind="source"))
     settings = uploads.PipelineSettings(max_staged_bytes=10**10)
@@ -83,18 +88,20 @@ def run(url: str, per_analysis: int, big: list[int], small: list[int], sources: 
     workers = Workers(url, 2, 4, env={"CITEQ_JUDGE": "offline", "CITEQ_JUDGE_PER_ANALYSIS": str(per_analysis)})
     try:
         deadline = time.monotonic() + 1800
-        alone = finished(url, userqueue.admit(2, small.pop(), [sources[2]],
-                                              settings=QueueSettings.from_env()).job_id, deadline)
-        big_job = userqueue.admit(1, big.pop(), [sources[1]], settings=QueueSettings.from_env()).job_id
+        # the first analysis a worker process judges loads the embedding model: not the idle latency
+        queue_settings = QueueSettings.from_env()
+        first = finished(url, userqueue.admit(2, small.pop(), [sources[2]], settings=queue_settings).job_id, deadline)
+        alone = finished(url, userqueue.admit(2, small.pop(), [sources[2]], settings=queue_settings).job_id, deadline)
+        big_job = userqueue.admit(1, big.pop(), [sources[1]], settings=queue_settings).job_id
         while not sql(url, "SELECT count(*) FROM job_citations WHERE job_id = %s AND verdict IS NOT NULL",
                       big_job)[0][0]:
             time.sleep(0.05)
-        loaded = finished(url, userqueue.admit(2, small.pop(), [sources[2]],
-                                               settings=QueueSettings.from_env()).job_id, deadline)
+        loaded = finished(url, userqueue.admit(2, small.pop(), [sources[2]], settings=queue_settings).job_id,
+                          deadline)
         big_seconds = finished(url, big_job, deadline)
     finally:
         workers.stop()
-    return {"alone": alone, "loaded": loaded, "big": big_seconds}
+    return {"first": first, "alone": alone, "loaded": loaded, "big": big_seconds}
 
 
 def main() -> None:
@@ -102,7 +109,10 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=2000, help="citations of the large analysis")
     parser.add_argument("--small", type=int, default=7, help="citations of the small analysis")
     parser.add_argument("--per-analysis", type=int, nargs="+", default=[4, 8],
-                        help="CITEQ_JUDGE_PER_ANALYSIS values to run (0, not grouped, always runs too)")
+                        help="CITEQ_JUDGE_PER_ANALYSIS values to run (0, not grouped, runs too unless --grouped-only)")
+    parser.add_argument("--grouped-only", action="store_true",
+                        help="skip the run not grouped: with a large --big the small analysis waits there "
+                             "behind every judge message of the large one, which takes as long again")
     args = parser.parse_args()
     url = database("citeq_bench_fairness")
     os.environ["DATABASE_URL"] = url
@@ -110,16 +120,16 @@ def main() -> None:
 
     say(f"== fairness: a {args.big:,}-citation analysis (user 1) and a {args.small}-citation one (user 2)")
     t0 = time.perf_counter()
-    runs = [*args.per_analysis, 0]
+    runs = [p for p in args.per_analysis if p > 0] if args.grouped_only else [*args.per_analysis, 0]
     big, source1 = given_user(url, 1, args.big, len(runs))
-    small, source2 = given_user(url, 2, args.small, 2 * len(runs))
+    small, source2 = given_user(url, 2, args.small, 3 * len(runs))
     say(f"  uploads parsed in {time.perf_counter() - t0:.1f} s")
     sources = {1: source1, 2: source2}
     for per_analysis in runs:
         name = f"grouped per analysis, {per_analysis} in flight" if per_analysis else "not grouped"
         r = run(url, per_analysis, big, small, sources)
-        say(f"  {name:<36} small alone {r['alone']:6.2f} s   small beside the large {r['loaded']:6.2f} s   "
-            f"large {r['big']:6.1f} s")
+        say(f"  {name:<36} small first {r['first']:6.2f} s   small alone {r['alone']:6.2f} s   "
+            f"small beside the large {r['loaded']:6.2f} s   large {r['big']:6.1f} s")
 
 
 if __name__ == "__main__":

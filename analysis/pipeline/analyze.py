@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import weakref
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -225,8 +226,18 @@ def configured_embedder(settings: PipelineSettings) -> Embedder | None:
 
 
 def vectors_in_postgres(broker) -> bool:
-    """Whether pgvector is installed here, so vectors are ranked in Postgres."""
-    return bool(db.one_on(broker, "pgvector_available_one")[0])
+    """Whether pgvector is installed here, so vectors are ranked in Postgres.
+
+    Asked once per broker and process, not once per citation (a round trip of every judge's
+    ~10; issue 29): an extension is installed or dropped by an operator or a migration, and a
+    worker started before keeps the way it ranked, which is correct either way."""
+    known = _pgvector.get(broker)
+    if known is None:
+        known = _pgvector[broker] = bool(db.one_on(broker, "pgvector_available_one")[0])
+    return known
+
+
+_pgvector: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 # -- the judge step -------------------------------------------------------------------------
@@ -426,19 +437,19 @@ def _hybrid(broker, index, bm25_hits: list[Hit], query: list[float], user_id: in
             source_id: int, k: int, in_postgres: bool) -> list[Hit]:
     """BM25 and vector ranks of the source's passages fused (BM25 alone where its chunks carry
     no vectors)."""
-    if in_postgres:
-        embedded = db.one_on(broker, "document_embedded_one", user_id=user_id, document_id=source_id)[0]
-    else:
-        embedded = index.has_vectors(str(source_id))
-    if not embedded:
-        return bm25_hits[:k]
     depth = max(k, FUSION_DEPTH)
     if in_postgres:
+        # no row: no passage of the source carries a vector of this dimension (BM25 alone), which
+        # this query answers without a separate "is it embedded" round trip
         rows = db.many_on(broker, "chunks_nearest_many", user_id=user_id, session_id=session_id,
-                          document_id=source_id, embedding=query, k=depth)
+                          document_id=source_id, embedding=evidence.vector_literal(query), k=depth)
         vector_hits = [Hit(passage_id=r[0], source_id=str(r[1]), page=r[2], text=r[3], score=r[4]) for r in rows]
-    else:
+    elif index.has_vectors(str(source_id)):
         vector_hits = index.vector_search(query, source_id=str(source_id), k=depth)
+    else:
+        vector_hits = []
+    if not vector_hits:
+        return bm25_hits[:k]
     return fuse_ranks(bm25_hits, vector_hits)[:k]
 
 

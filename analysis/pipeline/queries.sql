@@ -397,11 +397,6 @@ RETURNING dispatches;
 -- Whether the pgvector extension is installed in this database.
 SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector');
 
--- document_embedded_one --
--- Whether a document of the user has passages with embeddings (hybrid retrieval applies).
-SELECT EXISTS (SELECT 1 FROM chunks WHERE document_id = %(document_id)s AND user_id = %(user_id)s
-                                      AND embedding IS NOT NULL);
-
 -- job_sources_embedded_one --
 -- The source documents of an analysis, and how many of them have embedded passages.
 SELECT count(*)::int,

@@ -40,17 +40,31 @@ def split_sentences(passages: Sequence[Hit]) -> list[Sentence]:
     """Every sentence of every passage, verbatim (offsets into the passage text)."""
     out = []
     for rank, hit in enumerate(passages):
-        lang = lexical.language(hit.text)
-        spans = sentence_spans(hit.text) or [(0, len(hit.text))]
-        texts = [hit.text[a:b].strip() for a, b in spans]
-        for i, text in enumerate(texts):
-            if not text:
-                continue
-            window = " ".join(texts[max(0, i - 1):i + 2])
-            before = hit.text[spans[i - 1][0]:spans[i][1]].strip() if i > 0 and texts[i - 1] else None
-            after = hit.text[spans[i][0]:spans[i + 1][1]].strip() if i + 1 < len(spans) and texts[i + 1] else None
-            out.append(Sentence(text=text, window=window, hit=hit, rank=rank, lang=lang, pairs=(before, after)))
+        lang, parts = _passage_sentences(hit.text)
+        out += [Sentence(text=text, window=window, hit=hit, rank=rank, lang=lang, pairs=pairs)
+                for text, window, pairs in parts]
     return out
+
+
+#: Passages whose sentences a judge keeps split: the claims citing one source are judged against
+#: the same few passages, and splitting them was a sixth of the offline judge's time (issue 29).
+SPLIT_CACHE = 4096
+
+
+@lru_cache(maxsize=SPLIT_CACHE)
+def _passage_sentences(passage: str) -> tuple[str, tuple[tuple[str, str, tuple[str | None, str | None]], ...]]:
+    """A passage's language and its sentences: (text, window, (with the one before, with the one after))."""
+    spans = sentence_spans(passage) or [(0, len(passage))]
+    texts = [passage[a:b].strip() for a, b in spans]
+    parts = []
+    for i, text in enumerate(texts):
+        if not text:
+            continue
+        window = " ".join(texts[max(0, i - 1):i + 2])
+        before = passage[spans[i - 1][0]:spans[i][1]].strip() if i > 0 and texts[i - 1] else None
+        after = passage[spans[i][0]:spans[i + 1][1]].strip() if i + 1 < len(spans) and texts[i + 1] else None
+        parts.append((text, window, (before, after)))
+    return lexical.language(passage), tuple(parts)
 
 
 _DEFINED = re.compile(r"((?:[^\W\d_][\w-]*\s+){1,6}?)\((?P<abbr>[A-ZÄÖÜ][A-Za-zÄÖÜäöü]{1,7})\)")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
@@ -36,6 +37,8 @@ logger = logging.getLogger(__name__)
 
 #: Documents whose sentence matrices a worker keeps (numpy path): a thesis cites a handful.
 CACHE_DOCUMENTS = 32
+#: Pages whose passages a worker keeps (:class:`PageChunks`): a few per cited source.
+CACHE_PAGES = 1024
 
 
 class Focus(BaseModel):
@@ -48,7 +51,13 @@ class Focus(BaseModel):
 
 def vector_literals(vectors: Sequence[Sequence[float]]) -> list[str]:
     """Vectors as ``real[]`` literals, the form the insert queries unnest."""
-    return ["{" + ",".join(repr(float(x)) for x in v) + "}" for v in vectors]
+    return [vector_literal(v) for v in vectors]
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """One vector as a ``real[]`` literal: a query vector bound this way costs psycopg2 about
+    0.2 ms where a list of 384 floats, adapted one by one into ``ARRAY[…]``, costs 0.5 ms."""
+    return "{" + ",".join(map(repr, map(float, vector))) + "}"
 
 
 def store_sentences(cur, *, document_id: int, user_id: int, model: str, pages: Sequence[Page],
@@ -134,19 +143,64 @@ class SentenceMatrices:
 _matrices = SentenceMatrices()
 
 
+class PageChunks:
+    """Per-process cache: (database, user, document, page) -> the page's passages, as
+    ``document_page_chunks_many`` reads them. A document's passages never change once written,
+    and the evidence sentences of a source's claims fall on a few of its pages: the read costs a
+    round trip per claim without it (issue 29). Kept per broker, so two databases whose ids
+    coincide (tests clone one template) never see each other's passages."""
+
+    def __init__(self, size: int = CACHE_PAGES) -> None:
+        self.size = size
+        self._by_broker: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def get(self, broker, user_id: int, document_id: int, page: int) -> list[tuple]:
+        key = (int(user_id), int(document_id), int(page))
+        with self._lock:
+            entries = self._by_broker.setdefault(broker, OrderedDict())
+            if key in entries:
+                entries.move_to_end(key)
+                return entries[key]
+        rows = db.many_on(broker, "document_page_chunks_many", user_id=user_id, document_id=document_id, page=page)
+        if rows:  # none: not (or not yet) the user's passages; nothing is cached
+            with self._lock:
+                entries[key] = rows
+                while len(entries) > self.size:
+                    entries.popitem(last=False)
+        return rows
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_broker.clear()
+
+
+_page_chunks = PageChunks()
+
+
 def nearest_sentence(broker, *, user_id: int, document_id: int, query: Sequence[float], embedder: Embedder,
                      in_postgres: bool) -> Focus | None:
     """The sentence of the user's document nearest ``query`` (a claim's query vector), or None
     when the document has no sentence long enough. Embeds and stores the document's sentences
     first when this model has not embedded them yet."""
-    if not db.one_on(broker, "source_sentences_embedded_one", user_id=user_id, document_id=document_id,
-                     model=embedder.name)[0]:
+    nearest = _nearest_in_postgres if in_postgres else _nearest_in_worker
+    found = nearest(broker, user_id, document_id, query, embedder.name)
+    # Nothing found: perhaps not embedded yet. Asked only then, not before every claim (issue 29).
+    if found is None and not db.one_on(broker, "source_sentences_embedded_one", user_id=user_id,
+                                       document_id=document_id, model=embedder.name)[0]:
         _fill(broker, user_id, document_id, embedder)
-    if in_postgres:
-        row = db.one_on(broker, "source_sentence_nearest_one", user_id=user_id, document_id=document_id,
-                        model=embedder.name, embedding=list(query))
-        return None if row is None else Focus(text=row[2], page=row[1], similarity=round(float(row[3]), 4))
-    entry = _matrices.get(broker, user_id, document_id, embedder.name)
+        found = nearest(broker, user_id, document_id, query, embedder.name)
+    return found
+
+
+def _nearest_in_postgres(broker, user_id: int, document_id: int, query: Sequence[float], model: str) -> Focus | None:
+    row = db.one_on(broker, "source_sentence_nearest_one", user_id=user_id, document_id=document_id,
+                    model=model, embedding=vector_literal(query))
+    return None if row is None else Focus(text=row[2], page=row[1], similarity=round(float(row[3]), 4))
+
+
+def _nearest_in_worker(broker, user_id: int, document_id: int, query: Sequence[float], model: str) -> Focus | None:
+    entry = _matrices.get(broker, user_id, document_id, model)
     if entry is None:
         return None
     sentences, matrix = entry
@@ -178,8 +232,7 @@ def _fill(broker, user_id: int, document_id: int, embedder: Embedder) -> None:
 def passage_holding(broker, *, user_id: int, document_id: int, focus: Focus) -> Hit | None:
     """The passage of the focus sentence's page that holds it (most of its words, the first such
     passage when neighbours overlap): the passage a judge must read for the sentence."""
-    rows = db.many_on(broker, "document_page_chunks_many", user_id=user_id, document_id=document_id,
-                      page=focus.page)
+    rows = _page_chunks.get(broker, user_id, document_id, focus.page)
     if not rows:
         return None
     squashed = " ".join(focus.text.split())
@@ -206,5 +259,6 @@ def with_focus(hits: list[Hit], focus: Focus, holding: Hit | None, k: int) -> li
 
 
 def clear_cache() -> None:
-    """Drop this process's cached sentence matrices."""
+    """Drop this process's cached sentence matrices and page passages."""
     _matrices.clear()
+    _page_chunks.clear()

@@ -193,11 +193,22 @@ _BY_MORE_THAN = re.compile(
 
 def directions(text: str) -> dict[str, list[int]]:
     """Direction cues per axis, in order of appearance: ``{"quantity": [+1, -1], ...}``."""
-    return {axis: [sign for _, sign in hits] for axis, hits in direction_positions(text).items()}
+    return {axis: [sign for _, sign in hits] for axis, hits in _direction_positions(text)}
 
 
 def direction_positions(text: str) -> dict[str, list[tuple[int, int]]]:
     """Direction cues per axis with where they stand: ``{"quantity": [(12, +1), (40, -1)], ...}``."""
+    return {axis: list(hits) for axis, hits in _direction_positions(text)}
+
+
+#: Texts whose direction cues are kept: a judge reads the same source sentences for claim after
+#: claim, and the claim itself several times; the cues were a quarter of its time (issue 29).
+DIRECTIONS_CACHE = 4096
+
+
+@lru_cache(maxsize=DIRECTIONS_CACHE)
+def _direction_positions(text: str) -> tuple[tuple[str, tuple[tuple[int, int], ...]], ...]:
+    """:func:`direction_positions`, immutable (it is cached and shared), axes in their order."""
     found: dict[str, list[tuple[int, int]]] = {}
     differences = [(m.start(), +1 if m.group("up") else -1) for m in _BY_MORE_THAN.finditer(text)]
     differences += [(m.start(), +1) for m in _MULTIPLE_UP.finditer(text)
@@ -230,7 +241,7 @@ def direction_positions(text: str) -> dict[str, list[tuple[int, int]]]:
             hits += differences
         if hits:
             found[axis] = sorted(hits)
-    return found
+    return tuple((axis, tuple(hits)) for axis, hits in found.items())
 
 
 def negated(text: str) -> bool:
