@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scripts import bench_app  # noqa: E402  (builds the broker named by BENCH_BROKER)
+from scripts._benchdb import proc_cpu_seconds  # noqa: E402
 
 KIND = bench_app.BROKER
 QUEUE = bench_app.QUEUE
@@ -177,15 +178,6 @@ class Workers:
                 os.killpg(self.proc.pid, signal.SIGKILL)  # the session this object started
                 self.proc.wait()
         self.log_file.close()
-
-
-def proc_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of one process so far, from /proc (0 when it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 def proc_children(pid: int) -> list[int]:

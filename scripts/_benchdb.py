@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 
 def database(name: str) -> str:
@@ -58,3 +59,12 @@ class Workers:
 
         os.killpg(self.proc.pid, signal.SIGTERM)
         self.proc.wait(timeout=30)
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one process so far, from /proc (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0

@@ -35,6 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scripts._benchdb import proc_cpu_seconds  # noqa: E402
+
 #: Where the workers write their round-trip counts (set by the benchmark for its workers).
 COUNT_DIR_ENV = "CITEQ_BENCH_COUNT_DIR"
 _STATEMENT = re.compile(rb";\s*\n")
@@ -134,16 +136,6 @@ def sent(count_dir: Path) -> tuple[int, dict[str, int]]:
         for kind, n in counts["statements"].items():
             statements[kind] = statements.get(kind, 0) + n
     return total, statements
-
-
-def proc_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of one process so far (0 when it is gone). Not imported from
-    scripts/_bench_client.py: importing that module sets a broker of its own."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 def proc_children(pid: int) -> list[int]:
