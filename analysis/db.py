@@ -18,6 +18,7 @@ from broker import sql
 QUERIES = sql.Queries.load(*(Path(__file__).parent / name
                              for name in ("queue/queries.sql", "pipeline/queries.sql", "surface/queries.sql")))
 
+execute = QUERIES.execute
 one = QUERIES.one
 many = QUERIES.many
 one_after = QUERIES.one_after

@@ -365,7 +365,7 @@ GROUP BY q.user_id
 ORDER BY min(q.id)
 LIMIT %(limit)s;
 
--- provider_budget_set_one --
+-- provider_budget_set --
 -- Set a provider's call limit for a day (today when day is NULL).
 INSERT INTO provider_daily_budget (provider, day, call_limit, calls_used)
 VALUES (%(provider)s, coalesce(%(day)s, (now() AT TIME ZONE 'utc')::date), %(call_limit)s,

@@ -40,8 +40,8 @@ class SlotsTaken(Exception):
 def set_limit(cur, provider: str, call_limit: int, *, day: date | None = None,
               calls_used: int | None = None) -> None:
     """Set the provider's limit for ``day`` (today, UTC, by default)."""
-    db.one(cur, "provider_budget_set_one", provider=provider, day=day, call_limit=call_limit,
-           calls_used=calls_used)
+    db.execute(cur, "provider_budget_set", provider=provider, day=day, call_limit=call_limit,
+               calls_used=calls_used)
 
 
 def spend(cur, provider: str, calls: int = 1) -> bool:
