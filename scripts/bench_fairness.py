@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -80,28 +81,40 @@ def finished(url: str, job_id: int, deadline: float) -> float:
         time.sleep(0.05)  # the benchmark's poll
 
 
-def run(url: str, per_analysis: int, big: list[int], small: list[int], sources: dict[int, int]) -> dict:
+def run(url: str, per_analysis: int, big: list[int], small: list[int], sources: dict[int, int],
+        samples: int) -> dict:
     from analysis.queue import userqueue
 
     os.environ.pop("CITEQ_ANALYZE_WORK", None)
     sql(url, "DELETE FROM citeq_workers")
     workers = Workers(url, 2, 4, env={"CITEQ_JUDGE": "offline", "CITEQ_JUDGE_PER_ANALYSIS": str(per_analysis)})
+    queue_settings = QueueSettings.from_env()
+
+    def small_one() -> float:
+        return finished(url, userqueue.admit(2, small.pop(), [sources[2]], settings=queue_settings).job_id, deadline)
+
     try:
         deadline = time.monotonic() + 1800
         # the first analysis a worker process judges loads the embedding model: not the idle latency
-        queue_settings = QueueSettings.from_env()
-        first = finished(url, userqueue.admit(2, small.pop(), [sources[2]], settings=queue_settings).job_id, deadline)
-        alone = finished(url, userqueue.admit(2, small.pop(), [sources[2]], settings=queue_settings).job_id, deadline)
+        first = small_one()
+        alone = [small_one() for _ in range(samples)]
         big_job = userqueue.admit(1, big.pop(), [sources[1]], settings=queue_settings).job_id
         while not sql(url, "SELECT count(*) FROM job_citations WHERE job_id = %s AND verdict IS NOT NULL",
                       big_job)[0][0]:
             time.sleep(0.05)
-        loaded = finished(url, userqueue.admit(2, small.pop(), [sources[2]], settings=queue_settings).job_id,
-                          deadline)
+        # one after another while the large one judges; a sample that ends after it is still counted
+        loaded, big_done = [], 0
+        for _ in range(samples):
+            loaded.append(small_one())
+            big_done += sql(url, "SELECT status::text FROM analysis_jobs WHERE id = %s", big_job)[0][0] == "succeeded"
         big_seconds = finished(url, big_job, deadline)
     finally:
         workers.stop()
-    return {"first": first, "alone": alone, "loaded": loaded, "big": big_seconds}
+    return {"first": first, "alone": alone, "loaded": loaded, "big": big_seconds, "late": big_done}
+
+
+def _spread(values: list[float]) -> str:
+    return f"median {statistics.median(values):5.2f} s, max {max(values):5.2f} s"
 
 
 def main() -> None:
@@ -110,6 +123,8 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=7, help="citations of the small analysis")
     parser.add_argument("--per-analysis", type=int, nargs="+", default=[4, 8],
                         help="CITEQ_JUDGE_PER_ANALYSIS values to run (0, not grouped, runs too unless --grouped-only)")
+    parser.add_argument("--samples", type=int, default=5,
+                        help="small analyses alone, then as many beside the large one, one after another")
     parser.add_argument("--grouped-only", action="store_true",
                         help="skip the run not grouped: with a large --big the small analysis waits there "
                              "behind every judge message of the large one, which takes as long again")
@@ -122,14 +137,15 @@ def main() -> None:
     t0 = time.perf_counter()
     runs = [p for p in args.per_analysis if p > 0] if args.grouped_only else [*args.per_analysis, 0]
     big, source1 = given_user(url, 1, args.big, len(runs))
-    small, source2 = given_user(url, 2, args.small, 3 * len(runs))
+    small, source2 = given_user(url, 2, args.small, (1 + 2 * args.samples) * len(runs))
     say(f"  uploads parsed in {time.perf_counter() - t0:.1f} s")
     sources = {1: source1, 2: source2}
     for per_analysis in runs:
         name = f"grouped per analysis, {per_analysis} in flight" if per_analysis else "not grouped"
-        r = run(url, per_analysis, big, small, sources)
-        say(f"  {name:<36} small first {r['first']:6.2f} s   small alone {r['alone']:6.2f} s   "
-            f"small beside the large {r['loaded']:6.2f} s   large {r['big']:6.1f} s")
+        r = run(url, per_analysis, big, small, sources, args.samples)
+        say(f"  {name}: small first {r['first']:.2f} s; small alone {_spread(r['alone'])}; "
+            f"small beside the large {_spread(r['loaded'])}; large {r['big']:.1f} s"
+            + (f" ({r['late']} of the samples ended after it)" if r['late'] else ""))
 
 
 if __name__ == "__main__":
