@@ -499,9 +499,7 @@ def _env_epilog(*settings) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from analysis.pipeline.retrieval.embeddings import EmbeddingsSettings
-    from analysis.pipeline.providers.settings import JudgeSettings
-    from analysis.settings import PipelineSettings, QueueSettings
+    from analysis.settings import EmbeddingsSettings, JudgeSettings, PipelineSettings, QueueSettings
     from analysis.surface.accounts import TokenSettings
     from citeq.demo import DemoSettings
     from citeq.devdb import DevDbSettings

@@ -21,8 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "reference" / "settings.md"
 
 #: Modules that declare settings classes; importing them registers every subclass.
-MODULES = ("broker.settings", "analysis.settings", "analysis.pipeline.providers.settings",
-           "analysis.pipeline.retrieval.embeddings", "analysis.surface.accounts", "web.settings", "citeq.demo",
+MODULES = ("broker.settings", "analysis.settings", "analysis.surface.accounts", "web.settings", "citeq.demo",
            "citeq.devdb")
 
 

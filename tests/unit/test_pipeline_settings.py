@@ -43,8 +43,7 @@ def test_empty_variables_are_unset_keywords_win_and_direct_construction_reads_no
 
 
 def test_every_variable_is_declared_once():
-    from analysis.pipeline.retrieval.embeddings import EmbeddingsSettings
-    from analysis.pipeline.providers.settings import JudgeSettings
+    from analysis.settings import EmbeddingsSettings, JudgeSettings
     from analysis.surface.accounts import TokenSettings
     from broker.settings import BrokerSettings
     from citeq.demo import DemoSettings

@@ -17,7 +17,7 @@ from analysis.pipeline.retrieval.index import Hit
 
 from analysis.pipeline.judging.verdicts import Judgement, Verdict, no_passages
 from analysis.pipeline.providers.client import OpenAICompatibleClient, clip
-from analysis.pipeline.providers.settings import DEFAULT_ATTEMPTS
+from analysis.settings import DEFAULT_ATTEMPTS
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from analysis.pipeline.judging.llm import OpenAIJudge
 from analysis.pipeline.judging.offline import OfflineJudge
 from analysis.pipeline.judging.verdicts import Judge
-from analysis.pipeline.providers.settings import JudgeSettings
+from analysis.settings import JudgeSettings
 
 def judge_from_env(env: Mapping[str, str]) -> Judge:
     """Build the judge the mapping ``env`` configures (an entry point hands it the environment):

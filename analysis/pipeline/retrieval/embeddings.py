@@ -35,12 +35,10 @@ import numpy as np
 
 from analysis.pipeline.providers.client import OpenAICompatibleClient
 from analysis.pipeline.providers.errors import ProviderBadResponse, ProviderError
-from analysis.settings import DEFAULT_EMBEDDINGS_BATCH, EmbedderKind, EmbeddingsSettings, JudgeSettings  # noqa: F401
+from analysis.settings import DEFAULT_EMBEDDINGS_BATCH, EmbeddingsSettings, JudgeSettings
 
 logger = logging.getLogger(__name__)
 
-#: Chunks per request (analysis/settings.py says why 64).
-DEFAULT_BATCH = DEFAULT_EMBEDDINGS_BATCH
 #: Texts per call into the local engine: results do not depend on it (tested), and a
 #: bounded batch keeps the lock held for a bounded time.
 LOCAL_BATCH = 32
@@ -74,7 +72,7 @@ class OpenAIEmbedder(OpenAICompatibleClient):
     role = "embeddings provider"
 
     def __init__(self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0,
-                 batch_size: int = DEFAULT_BATCH, transport: httpx.BaseTransport | None = None) -> None:
+                 batch_size: int = DEFAULT_EMBEDDINGS_BATCH, transport: httpx.BaseTransport | None = None) -> None:
         super().__init__(base_url=base_url, model=model, api_key=api_key, timeout=timeout, transport=transport)
         self.batch_size = batch_size
         self.name = f"openai:{model}"
