@@ -82,6 +82,37 @@ def pair(request):
             shutil.rmtree(pg.data_dir, ignore_errors=True)
 
 
+#: The standby's replay position counts as settled when it has not moved for this long after
+#: its WAL receiver lost the primary.
+REPLAY_SETTLED_SECONDS = 2.0
+
+
+def _wait_replayed(standby_conn) -> None:
+    """Wait until the standby has replayed all it will ever replay of the dead primary's WAL.
+
+    Usually that is everything it received. But the primary streams up to its flush position,
+    which can end inside a record (the WAL writer flushes whole pages, not whole records); a
+    torn last record is never replayed, so "replayed >= received" may never come true. Once the
+    WAL receiver is gone nothing more arrives: then a replay position that stays put for
+    :data:`REPLAY_SETTLED_SECONDS` is final."""
+    last: list = [None, time.monotonic()]
+
+    def settled() -> bool:
+        (replayed, caught_up), = query(
+            standby_conn, "SELECT pg_last_wal_replay_lsn(), "
+                          "pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn()")
+        if caught_up:
+            return True
+        receiving = query(standby_conn, "SELECT count(*) FROM pg_stat_wal_receiver "
+                                        "WHERE status = 'streaming'")[0][0]
+        if receiving or replayed != last[0]:
+            last[:] = [replayed, time.monotonic()]
+            return False
+        return time.monotonic() - last[1] >= REPLAY_SETTLED_SECONDS
+
+    wait_for(settled, timeout=30, interval=0.1, message="the standby replayed what it received")
+
+
 def _snapshot(conn) -> dict:
     return {
         "messages": dict(query(conn, "SELECT id, state::text FROM citeq_messages")),
@@ -129,8 +160,7 @@ def test_the_primary_fails_over_to_its_standby_mid_batch(pair, tmp_path, request
             failed_at = time.monotonic()
             conn.close()
             standby_conn = cluster.connect(standby.url(DB))
-            wait_for(lambda: query(standby_conn, "SELECT pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn()")[0][0],
-                     timeout=30, message="the standby replayed what it received")
+            _wait_replayed(standby_conn)
             missing = _missing(before, _snapshot(standby_conn))
             standby_conn.close()
             standby._run(str(standby.bindir / "pg_ctl"), "-D", str(standby.data_dir), "-w", "promote")
