@@ -35,7 +35,7 @@ from analysis.errors import AnalysisError
 from analysis.settings import PipelineSettings, QueueSettings
 
 from . import metrics
-from .deps import ERROR_RESPONSES, ApiError, PathId, from_domain, limit, operator, user
+from .deps import ERROR_RESPONSES, ApiError, PathId, from_domain, limit, operator, single_query_values, user
 from .settings import WebSettings
 
 logger = logging.getLogger(__name__)
@@ -161,7 +161,7 @@ def create_app(broker=None, settings: WebSettings | None = None, *, queue: Queue
     app = FastAPI(title="citeq", version="0.1.0", summary="Citation verification of academic theses, "
                   "one analysis at a time per user, on a PostgreSQL job queue.",
                   docs_url=None, redoc_url=None,  # web/apidocs.py serves /docs without a CDN
-                  responses=ERROR_RESPONSES)
+                  responses=ERROR_RESPONSES, dependencies=[Depends(single_query_values)])
     app.state.broker, app.state.settings = broker, settings
     app.state.queue_settings, app.state.pipeline_settings = queue, pipeline
     app.state.metrics = metrics.private_registry(broker)

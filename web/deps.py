@@ -95,6 +95,25 @@ ERROR_RESPONSES = {status: {"model": ErrorBody, "description": text} for status,
 PathId = Annotated[int, PathParam(ge=1, le=inputs.ID_MAX)]
 
 
+def single_query_values(request: Request) -> None:
+    """Every query parameter of the API takes one value: a repeated one (``?limit=5&limit=9``)
+    is refused with a 422 rather than quietly read as its last value. A dependency of the app."""
+    seen: set[str] = set()
+    for key, _ in request.query_params.multi_items():
+        if key in seen:
+            raise ApiError(422, "invalid_request", "a query parameter is given more than once",
+                           parameter=inputs.json_safe(key[:200]))
+        seen.add(key)
+
+
+def single_field(fields: dict[str, list[str]], name: str) -> str | None:
+    """The one value of a form field that is not a list (None when absent); a repeated one is a 422."""
+    values = fields.get(name) or []
+    if len(values) > 1:
+        raise ApiError(422, "invalid_request", f"{name} is given more than once", field=name)
+    return values[0] if values else None
+
+
 def holder(request: Request) -> accounts.Holder:
     """The token's holder; 401 without a valid bearer token."""
     auth = request.headers.get("authorization", "")

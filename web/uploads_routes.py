@@ -25,7 +25,7 @@ from analysis.pipeline.intake import uploads
 from analysis.pipeline.citations import is_valid_doi
 
 from . import multipart
-from .deps import ApiError, PathId, limit, user
+from .deps import ApiError, PathId, limit, single_field, user
 
 _UPLOAD_SCHEMA = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["files"],
@@ -119,7 +119,7 @@ def _content_length(request: Request) -> int:
 
 
 def _files(form: multipart.Form) -> list[uploads.UploadFile]:
-    kind = (form.fields.get("kind") or [None])[0] or None
+    kind = single_field(form.fields, "kind") or None
     if kind not in (None, "thesis", "source"):
         raise ApiError(422, "invalid_request", "kind is thesis or source")
     dois = [d.strip() or None for d in form.fields.get("dois", [])]
@@ -133,7 +133,7 @@ def _files(form: multipart.Form) -> list[uploads.UploadFile]:
 
 
 def _session(form: multipart.Form) -> int | None:
-    session = (form.fields.get("session_id") or [None])[0]
+    session = single_field(form.fields, "session_id")
     if session is None or session == "":
         return None
     try:

@@ -5,9 +5,9 @@ and an operator's, so every route is reached past authentication. Every answer m
 no 5xx and match the document: status code, content type, headers and body schema.
 
 Size: ``CITEQ_FUZZ_EXAMPLES`` examples per operation and phase (default 10 in ``make
-test``); ``CITEQ_FUZZ_LONG=1`` runs 300 (``make fuzz-long`` / README).
+test``); ``CITEQ_FUZZ_LONG=1`` runs 300 (docs/howto/testing.md, "Fuzzing", has the command).
 
-Deliberate exclusions (also in README "Fuzzing"):
+Deliberate exclusions (also in docs/howto/testing.md, "Fuzzing"):
 
 - ``positive_data_acceptance``: schemathesis validates what it generated with an f64
   JSON-schema validator, so an id just past the documented maximum 2**63 - 1 (for example

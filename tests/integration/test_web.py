@@ -311,7 +311,23 @@ def test_upload_refusals(client, alice, conn):
     r = client.post("/api/uploads", data={"kind": "poem"}, files=[("files", ("a.txt", b"a", "text/plain"))],
                     headers=alice.auth)
     assert r.status_code == 422
+    for field, values in (("session_id", ["1", "2"]), ("kind", ["thesis", "thesis"])):
+        # one value each: a repeated one is refused, not read as its first or last
+        r = client.post("/api/uploads", data={field: values}, files=[("files", ("a.txt", b"a", "text/plain"))],
+                        headers=alice.auth)
+        assert (r.status_code, r.json()["error"]) == (422, {"code": "invalid_request", "field": field,
+                                                            "message": f"{field} is given more than once"})
     assert query(conn, "SELECT count(*) FROM parse_jobs")[0][0] == 0
+
+
+def test_a_repeated_query_parameter_is_refused_not_read_as_its_last_value(client, alice, ops):
+    assert client.get("/api/analyses?limit=5", headers=alice.auth).status_code == 200
+    for path, auth in (("/api/analyses?limit=5&limit=0", alice.auth),
+                       ("/api/ops/dead-letters?queue=a&limit=1&queue=b", ops)):
+        r = client.get(path, headers=auth)
+        assert r.status_code == 422, r.text
+        assert r.json()["error"]["code"] == "invalid_request"
+        assert r.json()["error"]["parameter"] in ("limit", "queue")
 
 
 # -- the rest -----------------------------------------------------------------------------------
