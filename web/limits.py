@@ -159,6 +159,15 @@ class HeaderTimeoutH11Protocol(H11Protocol):
     # -- the caps -----------------------------------------------------------------------------
 
     async def _admit(self, scope, receive, send) -> None:
+        names = {name.lower() for name, _ in scope.get("headers", ())}
+        if b"transfer-encoding" in names and b"content-length" in names:
+            # Two lengths for one body: h11 reads the chunked one, a proxy in front may have
+            # read the other, and the bytes between are a smuggled request. Refused unread;
+            # the connection closes, so nothing after this request on it is read either.
+            await send({"type": "http.response.start", "status": 400, "headers": _error_headers(
+                len(AMBIGUOUS_LENGTH_BODY), (b"connection", b"close"))})
+            await send({"type": "http.response.body", "body": AMBIGUOUS_LENGTH_BODY})
+            return
         over_cap = len(self.connections) > self.max_connections and not self._make_room(silent_for=0.0)
         if over_cap or len(self.tasks) > self.max_requests:
             reason = "connections" if over_cap else "requests in progress"
@@ -236,6 +245,10 @@ class HeaderTimeoutH11Protocol(H11Protocol):
 #: Seconds a connection must have been silent before a new connection over the cap closes it:
 #: the bytes of connections accepted in the same turn of the event loop are not read yet.
 IDLE_GRACE = 0.5
+
+#: The body of the answer to a request with both a Content-Length and a Transfer-Encoding.
+AMBIGUOUS_LENGTH_BODY = json.dumps({"error": {"code": "bad_request", "message": "the request has both a "
+                                              "Content-Length and a Transfer-Encoding and was not read"}}).encode()
 
 #: Bodies of the 503 answers, by the cap that was reached.
 BUSY_BODY = {reason: json.dumps({"error": {"code": "server_busy", "message":

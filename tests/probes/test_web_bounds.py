@@ -136,11 +136,16 @@ def busy_answer(addr, cap: str) -> tuple[int, dict[str, str], bytes]:
     b"POST /api/analyses HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello",
     b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Bad: a\x00b\r\n\r\n",
     b"GET /heal\x00thz HTTP/1.1\r\nHost: x\r\n\r\n",
-], ids=["content-length-not-a-number", "content-length-twice", "nul-in-header", "nul-in-path"])
+    # a smuggling attempt: the chunked body ends at once, what follows would be a second request
+    b"POST /api/analyses HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"0\r\n\r\nGET /api/ops/queues HTTP/1.1\r\nHost: x\r\n\r\n",
+], ids=["content-length-not-a-number", "content-length-twice", "nul-in-header", "nul-in-path",
+        "content-length-and-transfer-encoding"])
 def test_requests_the_server_refuses_get_the_error_shape_and_headers(db, tmp_path, request_bytes):
     with citeq_web(db, tmp_path) as addr:
         status, headers, body = raw_answer(addr, request_bytes)
         assert_typed(status, headers, body, 400, "bad_request")
+        assert headers["connection"] == "close"  # nothing after it on this connection is read
 
 
 @pytest.mark.parametrize("size", [20 * 1024, 120 * 1024])
