@@ -191,7 +191,7 @@ def create_app(broker=None, settings: WebSettings | None = None, *, queue: Queue
         return ApiError(422, "invalid_request", "the request does not match the schema", errors=errors).response()
 
     _routes(app)
-    from . import apidocs, limits, report_routes, security, tokens_routes, uploads_routes
+    from . import apidocs, head, limits, report_routes, security, tokens_routes, uploads_routes
 
     uploads_routes.install(app)
     report_routes.install(app)
@@ -202,6 +202,9 @@ def create_app(broker=None, settings: WebSettings | None = None, *, queue: Queue
     # Static files (the API docs' 1.5 MB Swagger UI among them) and large JSON go gzipped to
     # clients that accept it; small answers are not worth the CPU.
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
+    # Outermost: a HEAD runs as the GET it stands for, compression included, so its
+    # Content-Length is the one GET would send.
+    app.add_middleware(head.HeadAsGet)
     return app
 
 
@@ -217,7 +220,8 @@ def _allowed_methods(request: Request) -> list[str]:
     # A path that a route without parameters names exactly is that route's path, as the OpenAPI
     # document has it (POST /api/ops/dead-letters/retry is not DELETE /api/ops/dead-letters/{letter_id}).
     literal = [route for route in matching if not getattr(route, "param_convertors", None)]
-    return sorted({method for route in (literal or matching) for method in route.methods})
+    methods = {method for route in (literal or matching) for method in route.methods}
+    return sorted(methods | ({"HEAD"} if "GET" in methods else set()))  # web/head.py answers HEAD as GET
 
 
 def _job_or_404(broker, job_id: int, user_id: int) -> views.JobView:

@@ -349,6 +349,20 @@ def test_openapi_dashboard_health_and_metrics(client, alice):
     assert 'citeq_queue_messages{queue="analysis",state="ready"} 1' in text
 
 
+def test_head_is_answered_as_get_without_the_body(client, alice):
+    client.post("/api/analyses", json=alice.analysis(), headers=alice.auth)
+    for path, headers in (("/healthz", {}), ("/openapi.json", {}), ("/api/analyses", alice.auth),
+                          ("/api/analyses", {})):
+        got, head = client.get(path, headers=headers), client.head(path, headers=headers)
+        assert head.status_code == got.status_code, path
+        assert head.content == b"", path
+        for name in ("content-length", "content-type", "content-encoding"):  # the GET's, compression included
+            assert head.headers.get(name) == got.headers.get(name), (path, name)
+    refused = client.head("/api/ops/dead-letters/retry", headers=alice.auth)  # POST only
+    assert refused.status_code == 405 and "HEAD" not in refused.headers["allow"]
+    assert client.delete("/healthz").headers["allow"] == "GET, HEAD"
+
+
 def test_an_upload_with_a_malformed_doi_is_refused_and_stages_nothing(client, alice, conn):
     staged = query(conn, "SELECT count(*) FROM parse_items")[0][0]
     r = client.post("/api/uploads", data={"dois": ["null"]},
