@@ -135,6 +135,12 @@ class BrokerSettings(EnvSettings):
         "workers' acks, claims and job transitions wait for the commit to be flushed (and, with synchronous "
         "replication, for the standby) like every other write; off, they skip it: a crash or failover then "
         "loses only the newest of them, in order, and the message runs again")
+    synchronous_sends: bool = env_field(
+        True, "CITEQ_SYNCHRONOUS_SENDS",
+        "a send that commits by itself (not inside the application's transaction) returns once its commit is "
+        "flushed; off, it returns before: 2-3x the single sends per second, and a crash of the PostgreSQL "
+        "server (not of the sender) loses the sends of its last fraction of a second, as RedisBroker without "
+        "an append-only file would")
     idle_transaction_seconds: float | None = env_field(
         None, "CITEQ_IDLE_TRANSACTION_SECONDS",
         "the server ends a citeq session that sits inside a transaction this long (its locks go with it: a "

@@ -18,7 +18,7 @@ from datetime import datetime
 import psycopg2.errors
 from dramatiq.message import Message
 
-from . import backoff, locks
+from . import backoff, locks, sql
 from .connector import Connector
 from .errors import DatabaseUnavailable
 from .settings import BrokerSettings
@@ -48,7 +48,7 @@ class MessageStore:
                     self.connector.execute_at_commit(cur, statement)
             return None
         if bound is not None:
-            return self._insert_on(bound, params)
+            return self._insert_on(bound, params, own_commit=False)
         try:
             with self.connector.connection() as conn:
                 return self._insert_on(conn, params)
@@ -87,10 +87,16 @@ class MessageStore:
         return [locks.group_lock_text(cur, params["queue_name"], params["group_key"]),
                 self.queries.text(cur, "grouped_message_insert_one", **params)]
 
-    def _insert_on(self, conn, params: dict) -> Message | None:
+    def _commit_mode(self) -> list[bytes]:
+        """What a send that commits by itself sends first: nothing, or (``CITEQ_SYNCHRONOUS_SENDS``
+        off) the line that lets its commit return before the WAL is flushed."""
+        return [] if self.settings.synchronous_sends else [sql.ASYNC_COMMIT.strip().rstrip(";").encode()]
+
+    def _insert_on(self, conn, params: dict, *, own_commit: bool = True) -> Message | None:
         with conn.cursor() as cur:
             # One round trip; in autocommit mode its statements are one implicit transaction.
-            cur.execute(b";\n".join(self._insert_statements(cur, params)))
+            first = self._commit_mode() if own_commit else []
+            cur.execute(b";\n".join([*first, *self._insert_statements(cur, params)]))
             if cur.fetchone() is not None:
                 return None
             row = self.queries.one(cur, "message_by_idempotency_key_one", **params)
@@ -104,12 +110,12 @@ class MessageStore:
         when they are committed now, False when they commit with the caller's transaction."""
         bound, tx = self.connector.bound()
         if bound is None:
-            if grouped is None:
+            if grouped is None and self.settings.synchronous_sends:
                 self.connector.execute("messages_insert_many", **params)
                 return True
             with self.connector.connection() as conn, conn.cursor() as cur:
                 # One round trip; in autocommit mode its statements are one implicit transaction.
-                cur.execute(b";\n".join(self._insert_many_statements(cur, params, grouped)))
+                cur.execute(b";\n".join([*self._commit_mode(), *self._insert_many_statements(cur, params, grouped)]))
             return True
         with bound.cursor() as cur:
             for statement in self._insert_many_statements(cur, params, grouped):

@@ -110,8 +110,8 @@ def answers(host: str, port: int, hello: bytes | None = None) -> bool:
         return False
 
 
-def run_client(python: Path, kind: str, url: str, *args: str) -> dict:
-    env = {**os.environ, "BENCH_BROKER": kind, "DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
+def run_client(python: Path, kind: str, url: str, *args: str, env: dict[str, str] | None = None) -> dict:
+    env = {**os.environ, "BENCH_BROKER": kind, "DATABASE_URL": url, "PYTHONPATH": str(ROOT), **(env or {})}
     proc = subprocess.run([str(python), str(CLIENT), *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                           text=True)
     lines = [x for x in proc.stdout.splitlines() if x.startswith("BENCH_RESULT ")]

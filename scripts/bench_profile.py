@@ -137,6 +137,9 @@ def drains(url: str, args) -> list[dict]:
             ("StubBroker 1x8", here, "stub", ("stub", "--messages", n, "--threads", "8")),
             ("citeq 2x4", here, "citeq", ("cycle", *common, "--fill", "batch", "--processes", "2",
                                            "--threads", "4"))]
+    if args.async_sends:
+        # The same 1x8 run with sends that return before their commit is flushed (opt-in).
+        runs.insert(1, ("citeq 1x8 async", here, "citeq", runs[0][3], {"CITEQ_SYNCHRONOUS_SENDS": "0"}))
     if redis is None:
         runs = [r for r in runs if r[2] != "redis"]
     rounds = []
@@ -146,8 +149,8 @@ def drains(url: str, args) -> list[dict]:
             # Who goes first turns each round, so no broker always meets the same minute.
             order = runs[i % len(runs):] + runs[:i % len(runs)]
             got = {}
-            for name, python, kind, argv in order:
-                r = run_client(python, kind, url, *argv)
+            for name, python, kind, argv, *env in order:
+                r = run_client(python, kind, url, *argv, env=env[0] if env else None)
                 got[name] = r
                 line = f"  {name:<16} drain {r['drain_rate']:>8,.0f} msg/s"
                 if "enqueue_rate" in r and kind != "stub" and "single" in argv:
@@ -226,12 +229,13 @@ def report_drains(rounds: list[dict], messages: int) -> None:
         say(f"{label:<22}" + "".join(f"{c:>20}" for c in cells))
 
     say("\nSends one by one, per message (the backlog of the 1x8 drains)")
-    say(f"{'':<22}{'citeq':>20}{'RedisBroker':>20}")
+    senders = [n for n in ("citeq 1x8", "citeq 1x8 async", "RedisBroker 1x8") if n in rounds[0]]
+    say(f"{'':<22}" + "".join(f"{n.replace(' 1x8', ''):>20}" for n in senders))
     for label, key, scale, spec in (("send msg/s", None, 1, ",.0f"), ("server CPU us", "server_cpu", 1e6, ",.0f"),
                                     ("client CPU us", "client_cpu", 1e6, ",.0f"),
                                     ("round trips", "round_trips", 1, ".2f"), ("WAL bytes", "wal_bytes", 1, ",.0f")):
         cells = []
-        for name in ("citeq 1x8", "RedisBroker 1x8"):
+        for name in senders:
             vals = []
             for rd in rounds:
                 r = rd.get(name)
@@ -255,6 +259,8 @@ def report_drains(rounds: list[dict], messages: int) -> None:
             red = rd["RedisBroker 1x8"]
             parts.append(f"1x8 / Redis {c18['drain_rate'] / red['drain_rate']:.2f}")
             parts.append(f"send / Redis {c18['enqueue_rate'] / red['enqueue_rate']:.2f}")
+            if "citeq 1x8 async" in rd:
+                parts.append(f"async send / Redis {rd['citeq 1x8 async']['enqueue_rate'] / red['enqueue_rate']:.2f}")
         parts.append(f"send / durable commit floor {c18['enqueue_rate'] / rd['floor']:.2f}")
         if "citeq 2x4" in rd and "StubBroker 1x8" in rd:
             parts.append(f"2x4 / Stub {rd['citeq 2x4']['drain_rate'] / rd['StubBroker 1x8']['drain_rate']:.2f}")
@@ -477,6 +483,9 @@ def main(argv=None) -> int:
     p.add_argument("--statements-only", action="store_true", help="skip the drains")
     p.add_argument("--drains-only", action="store_true", help="skip the per-statement phases")
     p.add_argument("--no-redis", action="store_true", help="leave RedisBroker out")
+    p.add_argument("--async-sends", action="store_true",
+                   help="also run citeq 1x8 with CITEQ_SYNCHRONOUS_SENDS=0 (sends return before their commit "
+                        "is flushed)")
     p.add_argument("--json", type=Path, help="also write the raw figures here")
     args = p.parse_args(argv)
     started = time.monotonic()

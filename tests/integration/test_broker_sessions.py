@@ -5,6 +5,7 @@ the lease), so a worker cut off mid-transaction holds no lock past its lease; an
 
 from __future__ import annotations
 
+import dramatiq
 import pytest
 
 from broker import DatabaseUnavailable, PostgresBroker, sql
@@ -75,3 +76,40 @@ def test_every_asynchronous_commit_of_the_named_queries_is_the_line_the_setting_
         for name, text in queries.items():
             if "synchronous_commit" in text:
                 assert sql.ASYNC_COMMIT in text + "\n", f"{name}: spelled otherwise than sql.ASYNC_COMMIT"
+
+
+@pytest.mark.parametrize("synchronous", [True, False])
+def test_synchronous_sends_decide_how_a_send_that_commits_by_itself_commits(db, conn, synchronous) -> None:
+    """Each inserted message records the commit level of its transaction (a trigger): sends and
+    batches that commit by themselves follow ``CITEQ_SYNCHRONOUS_SENDS``; a send inside the
+    application's transaction, and a keyed send, commit as that transaction does."""
+    query(conn, "CREATE TABLE commit_probe (message_id text, level text)")
+    query(conn, "CREATE FUNCTION commit_probe_record() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                "INSERT INTO commit_probe VALUES (NEW.message_id, current_setting('synchronous_commit')); "
+                "RETURN NEW; END $$")
+    query(conn, "CREATE TRIGGER commit_probe AFTER INSERT ON citeq_messages FOR EACH ROW "
+                "EXECUTE FUNCTION commit_probe_record()")
+    # The test server commits asynchronously by default (it has no fsync): these sessions do not.
+    url = f"{db}{'&' if '?' in db else '?'}options=-c%20synchronous_commit%3Don"
+    broker = PostgresBroker(url=url, synchronous_sends=synchronous)
+    try:
+        dramatiq.set_broker(broker)
+
+        @dramatiq.actor(broker=broker)
+        def probe(n):
+            pass
+
+        alone = broker.enqueue(probe.message(1))
+        batch = broker.enqueue_many([probe.message(2), probe.message(3)])
+        keyed = broker.enqueue(probe.message_with_options(args=(4,), idempotency_key="k4"))
+        with broker.transaction():
+            inside = broker.enqueue(probe.message(5))
+        levels = dict(query(conn, "SELECT message_id, level FROM commit_probe"))
+        own = "on" if synchronous else "off"
+        assert [levels[m.message_id] for m in (alone, *batch, keyed)] == [own] * 4
+        assert levels[inside.message_id] == "on"  # the application's transaction decides
+    finally:
+        broker.close()
+        query(conn, "DROP TRIGGER IF EXISTS commit_probe ON citeq_messages")
+        query(conn, "DROP FUNCTION IF EXISTS commit_probe_record()")
+        query(conn, "DROP TABLE IF EXISTS commit_probe")
