@@ -89,7 +89,7 @@ bench-pgbouncer: $(BIN)/citeq topology-tools
 
 # Dramatiq's own tests (from the sdist of the installed version) against PostgresBroker.
 dramatiq-suite: $(BIN)/citeq
-	$(BIN)/python scripts/dramatiq_suite.py $(PYTEST_ARGS)
+	$(BIN)/python scripts/dramatiq_suite.py $(if $(DRAMATIQ_REPO_TESTS),--repo-tests $(DRAMATIQ_REPO_TESTS)) $(PYTEST_ARGS)
 
 bench: $(BIN)/citeq
 	$(BIN)/python scripts/bench_broker.py
