@@ -110,10 +110,11 @@ class PostgresBroker(dramatiq.Broker):
         self._worker_id: str | None = None
         #: Open consumers per queue: what the heartbeat advertises in citeq_workers.
         self._consumers: Counter[str] = Counter()
-        #: join(fail_fast) reports dead letters that died since this broker first used the
-        #: database (or flushed the queue), each once: (database time, ids reported).
+        #: join(fail_fast) raises for dead letters that died since this broker first used the
+        #: database or since the queue was last flushed (the database's time of the flush).
         self._join_epoch: dict[str, datetime] = {}
-        self._join_reported: set[int] = set()
+        #: What ``join`` does when its ``fail_fast`` is None, as StubBroker's attribute.
+        self.fail_fast_default = True
 
     # -- connections -------------------------------------------------------------------
 
@@ -404,33 +405,34 @@ class PostgresBroker(dramatiq.Broker):
         for queue_name in self.queues:
             self.flush(queue_name)
 
-    def join(self, queue_name: str, *, timeout: int | None = None, fail_fast: bool = True) -> None:
-        """Wait until the queue has no queued or running messages (for tests).
+    def join(self, queue_name: str, *, timeout: int | None = None, fail_fast: bool | None = None) -> None:
+        """Wait until the queue has no queued, delayed or running messages (for tests).
 
-        With ``fail_fast``, a message of the queue dead-lettered meanwhile raises, as with
-        Dramatiq's StubBroker, the exception it died of (its type imported by module path,
-        e.g. ``TimeLimitExceeded``, ``SkipMessage`` from the age limit, ``ActorNotFound``,
-        ``RateLimitExceeded`` or the actor's own), caused by a :class:`DeadLettered` that
-        carries the worker's traceback text;
-        :class:`DeadLettered` when that type cannot be imported or rebuilt.
+        As StubBroker's: then, with ``fail_fast`` (None: :attr:`fail_fast_default`, True), if
+        a message of the queue died since this broker first used the database or since the
+        queue was last flushed, raise the exception the first of them died of. It is raised
+        by every such join until the queue is flushed, and only once the queue has drained,
+        so the other messages of the queue have run when it is raised. The exception is
+        rebuilt (broker/failures.py): its type imported by module path (e.g.
+        ``TimeLimitExceeded``, ``SkipMessage`` from the age limit, ``ActorNotFound``,
+        ``RateLimitExceeded`` or the actor's own), its ``args`` and attributes restored, and
+        caused by a :class:`DeadLettered` that carries the worker's traceback text;
+        :class:`DeadLettered` itself when that type cannot be imported or rebuilt.
         """
         if queue_name not in self.queues:
             raise QueueNotFound(queue_name)
-        since = self._join_epoch.get(queue_name) or self.first_use
+        if fail_fast is None:
+            fail_fast = self.fail_fast_default
         deadline = timeout and time.monotonic() + timeout / 1000
-        while True:
-            # Count first: a message that dies before the count reaches zero is seen below.
-            unfinished = self.store.count_unfinished(queue_name)
-            if fail_fast:
-                dead = self.store.dead_since(queue_name, since, sorted(self._join_reported))
-                if dead:
-                    self._join_reported.add(dead[0][0])
-                    raise dead_letter_exception(*dead[0])
-            if unfinished == 0:
-                return
+        while self.store.count_unfinished(queue_name):
             if deadline and time.monotonic() > deadline:
                 raise QueueJoinTimeout(queue_name)
             time.sleep(0.01)
+        if fail_fast:
+            since = self._join_epoch.get(queue_name) or self.first_use
+            dead = self.store.dead_since(queue_name, since)
+            if dead:
+                raise dead_letter_exception(*dead[0])
 
     @property
     def worker_threads(self) -> int | None:

@@ -573,11 +573,9 @@ SELECT ((SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s A
 SELECT now();
 
 -- dead_letter_since_one --
--- The first dead letter of a queue that died after a point in time and is not reported yet
--- (join's fail_fast).
+-- The first dead letter of a queue that died after a point in time (join's fail_fast).
 SELECT id, actor_name, dead_reason, dead_exception, dead_exception_args FROM citeq_messages
 WHERE queue_name = %(queue_name)s AND state = 'dead' AND finished_at >= %(since)s
-  AND NOT (id = ANY (%(reported)s::bigint[]))
 ORDER BY finished_at, id LIMIT 1;
 
 -- queue_flush --
