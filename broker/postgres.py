@@ -26,12 +26,13 @@ import socket
 import threading
 import time
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
 import dramatiq
+from dramatiq.broker import MessageProxy
 from dramatiq.common import q_name
 from dramatiq.errors import QueueJoinTimeout, QueueNotFound
 from dramatiq.message import Message
@@ -433,6 +434,37 @@ class PostgresBroker(dramatiq.Broker):
             dead = self.store.dead_since(queue_name, since)
             if dead:
                 raise dead_letter_exception(*dead[0])
+
+    @property
+    def dead_letters(self) -> list[MessageProxy]:
+        """As StubBroker's: the messages of the declared queues that died since this broker
+        first used the database or since their queue was last flushed, in the order they
+        died, each with the exception join would raise for it (``message._exception``).
+        Read from the database on every access; the list is a copy."""
+        return [m for _, m in sorted(self._dead_letters(), key=lambda pair: pair[0])]
+
+    @property
+    def dead_letters_by_queue(self) -> defaultdict[str, list[MessageProxy]]:
+        """:attr:`dead_letters` by queue name, as StubBroker's (a copy: appending to it
+        dead-letters nothing)."""
+        by_queue: defaultdict[str, list[MessageProxy]] = defaultdict(list)
+        for _, m in sorted(self._dead_letters(), key=lambda pair: pair[0]):
+            by_queue[m.queue_name].append(m)
+        return by_queue
+
+    def _dead_letters(self) -> Iterator[tuple[tuple, MessageProxy]]:
+        """((time of death, row id), message) of the dead letters :attr:`dead_letters` lists;
+        a payload that cannot be decoded is left out."""
+        for queue_name in sorted(self.queues):
+            since = self._join_epoch.get(queue_name) or self.first_use
+            for row_id, actor_name, reason, exc_type, exc_args, payload, died in \
+                    self.store.dead_letters_since(queue_name, since):
+                try:
+                    proxy = MessageProxy(Message.decode(bytes(payload)))
+                except Exception:  # noqa: BLE001 - an undecodable dead letter has no message to show
+                    continue
+                proxy.stuff_exception(dead_letter_exception(row_id, actor_name, reason, exc_type, exc_args))
+                yield (died, row_id), proxy
 
     @property
     def worker_threads(self) -> int | None:

@@ -578,6 +578,14 @@ SELECT id, actor_name, dead_reason, dead_exception, dead_exception_args FROM cit
 WHERE queue_name = %(queue_name)s AND state = 'dead' AND finished_at >= %(since)s
 ORDER BY finished_at, id LIMIT 1;
 
+-- dead_letters_since_many --
+-- A queue's dead letters that died after a point in time, in the order they died (the
+-- broker's dead_letters, as StubBroker's).
+SELECT id, actor_name, dead_reason, dead_exception, dead_exception_args, payload, finished_at
+FROM citeq_messages
+WHERE queue_name = %(queue_name)s AND state = 'dead' AND finished_at >= %(since)s
+ORDER BY finished_at, id;
+
 -- queue_flush --
 -- Drop a queue's waiting messages (held ones of groups too).
 DELETE FROM citeq_messages WHERE queue_name = %(queue_name)s AND state IN ('queued', 'held');

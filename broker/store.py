@@ -290,6 +290,9 @@ class MessageStore:
     def dead_since(self, queue_name: str, since: datetime) -> list[tuple]:
         return self.connector.execute("dead_letter_since_one", queue_name=queue_name, since=since)
 
+    def dead_letters_since(self, queue_name: str, since: datetime) -> list[tuple]:
+        return self.connector.execute("dead_letters_since_many", queue_name=queue_name, since=since)
+
     def queue_stats(self) -> list[tuple]:
         return self.connector.execute("queue_stats_many")
 

@@ -183,6 +183,23 @@ def test_join_raises_the_exception_with_its_attributes(broker, worker):
     assert (raised.value.code, raised.value.detail) == (5, "bad row")
 
 
+def test_dead_letters_lists_the_messages_that_died_since_the_last_flush(broker, worker):
+    @dramatiq.actor(max_retries=0)
+    def fails(n):
+        raise CodedError(n)
+
+    sent = [fails.send(n) for n in range(2)]
+    broker.join(fails.queue_name, timeout=10_000, fail_fast=False)
+
+    # As StubBroker's: the messages themselves, each with the exception it died of.
+    assert sorted(broker.dead_letters, key=lambda m: m.args[0]) == sent
+    assert sorted(m._exception.code for m in broker.dead_letters) == [0, 1]
+    assert len(broker.dead_letters_by_queue[fails.queue_name]) == 2
+
+    broker.flush_all()
+    assert broker.dead_letters == [] and broker.dead_letters_by_queue[fails.queue_name] == []
+
+
 def test_exception_description_survives_arguments_json_cannot_carry():
     path, args = describe(CustomError(object()))
     assert path == f"{__name__}:CustomError"
