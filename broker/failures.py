@@ -5,10 +5,11 @@ re-raises it, so tests are written as ``with pytest.raises(TimeLimitExceeded): b
 Here the worker and the joining process are different processes (or at least different
 connections), so the worker stores what is needed to rebuild it: the type's import path
 (``module:qualname``), its ``args`` and its attributes as JSON. The joining process imports
-the type, rebuilds the exception from its args, sets its attributes again (as unpickling does:
-``MyError(code=5)`` whose text is "code 5" comes back with ``.code == 5``) and chains a
-:class:`DeadLettered` carrying the worker's traceback text as its cause. A type that cannot be imported by name (a class defined inside a
-function, as tests do) is found when the worker that stored it runs in the joining process.
+the type, rebuilds the exception from its args, sets its attributes again (``MyError(5)``
+whose text is "code 5" comes back with ``.code == 5``) and chains a :class:`DeadLettered`
+carrying the worker's traceback text as its cause. A type that cannot be imported by name (a
+class defined inside a function, as tests do) is found when the worker that stored it runs in
+the joining process.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ def describe(exc: BaseException | None) -> tuple[str | None, str | None]:
     return path, args
 
 
+#: An attribute whose JSON is longer is not stored (a response body kept on an error, say).
+MAX_ATTRIBUTE_CHARS = 10_000
+
+
 def _attributes(exc: BaseException) -> str | None:
     """JSON of the exception's own attributes that JSON can carry, or None when none."""
     kept = {}
@@ -58,7 +63,8 @@ def _attributes(exc: BaseException) -> str | None:
         if name.startswith("__"):
             continue
         try:
-            json.dumps(value)
+            if len(json.dumps(value)) > MAX_ATTRIBUTE_CHARS:
+                continue
         except (TypeError, ValueError):
             continue
         kept[name] = value

@@ -209,6 +209,15 @@ def test_exception_description_survives_arguments_json_cannot_carry():
     assert rebuild("builtins:len", []) is None  # not an exception type
 
 
+def test_exception_description_keeps_attributes_json_can_carry_and_not_too_long():
+    error = CodedError(7, detail="x" * (failures.MAX_ATTRIBUTE_CHARS + 1))
+    error.sock = object()
+    path, stored = describe(error)
+    rebuilt = rebuild(path, __import__("json").loads(stored))
+    assert rebuilt.args == ("code 7",) and rebuilt.code == 7
+    assert not hasattr(rebuilt, "detail") and not hasattr(rebuilt, "sock")
+
+
 # -- priority -------------------------------------------------------------------------------
 
 
