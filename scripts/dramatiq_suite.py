@@ -27,7 +27,9 @@ is older)::
     make dramatiq-suite DRAMATIQ_REPO_TESTS=.citeq/dramatiq-repo/tests
 
 The script says which of the checkout's top-level test files differ from the sdist's (a sign
-that the checkout is of another version).
+that the checkout is of another version) and which fixtures of the checkout's conftest.py
+citeq's suite_conftest.py lacks (Redis', RabbitMQ's and memcached's: the broker-generic ones
+are all there, the stub ones as citeq's).
 
 Their deselected tests and reasons are in tests/dramatiq_suite/exclusions-repo.txt. The
 checkout's own ``common.py`` is not used (it imports pika and connects to RabbitMQ at import):
@@ -143,6 +145,10 @@ def copy_repo_tests(checkout: Path, tests: Path) -> list[str]:
     if missing:
         raise SystemExit(f"{checkout / 'common.py'} defines {', '.join(missing)}, which "
                          "tests/dramatiq_suite/suite_common.py lacks: add them there")
+    absent = sorted(fixtures(checkout / "conftest.py") - fixtures(HERE / "suite_conftest.py"))
+    if absent:
+        say(f"note: citeq's suite_conftest.py has none of the checkout's fixtures {', '.join(absent)} "
+            "(a test that asks for one errors)")
     differ = [f.name for f in sorted(checkout.glob("test_*.py"))
               if (tests / f.name).exists() and (tests / f.name).read_bytes() != f.read_bytes()]
     if differ:
@@ -173,6 +179,15 @@ def public_names(module: Path) -> set[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(t.id for t in targets if isinstance(t, ast.Name))
     return {n for n in names if not n.startswith("_")}
+
+
+def fixtures(module: Path) -> set[str]:
+    """Names of the functions a conftest decorates with ``pytest.fixture``."""
+    if not module.exists():
+        return set()
+    return {node.name for node in ast.parse(module.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.FunctionDef)
+            and any("fixture" in ast.unparse(d) for d in node.decorator_list)}
 
 
 def checked_exclusions(path: Path, files: list[str]) -> dict[str, str]:
