@@ -87,9 +87,10 @@ test-pgbouncer: $(BIN)/citeq topology-tools
 bench-pgbouncer: $(BIN)/citeq topology-tools
 	$(BIN)/python scripts/bench_pgbouncer.py
 
-# Dramatiq's own tests (from the sdist of the installed version) against PostgresBroker.
+# Dramatiq's own tests (from the sdist of the installed version) against PostgresBroker;
+# DRAMATIQ_REPO_TESTS=<checkout>/tests adds a local Dramatiq checkout's tests/middleware/.
 dramatiq-suite: $(BIN)/citeq
-	$(BIN)/python scripts/dramatiq_suite.py $(PYTEST_ARGS)
+	$(BIN)/python scripts/dramatiq_suite.py $(if $(DRAMATIQ_REPO_TESTS),--repo-tests $(DRAMATIQ_REPO_TESTS)) $(PYTEST_ARGS)
 
 bench: $(BIN)/citeq
 	$(BIN)/python scripts/bench_broker.py

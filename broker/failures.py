@@ -4,10 +4,12 @@ Dramatiq's StubBroker keeps the exception object of a failed message and ``join(
 re-raises it, so tests are written as ``with pytest.raises(TimeLimitExceeded): broker.join(q)``.
 Here the worker and the joining process are different processes (or at least different
 connections), so the worker stores what is needed to rebuild it: the type's import path
-(``module:qualname``) and its ``args`` as JSON. The joining process imports the type, rebuilds
-the exception from its args and chains a :class:`DeadLettered` carrying the worker's
-traceback text as its cause. A type that cannot be imported by name (a class defined inside a
-function, as tests do) is found when the worker that stored it runs in the joining process.
+(``module:qualname``), its ``args`` and its attributes as JSON. The joining process imports
+the type, rebuilds the exception from its args, sets its attributes again (``MyError(5)``
+whose text is "code 5" comes back with ``.code == 5``) and chains a :class:`DeadLettered`
+carrying the worker's traceback text as its cause. A type that cannot be imported by name (a
+class defined inside a function, as tests do) is found when the worker that stored it runs in
+the joining process.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ _described: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 def describe(exc: BaseException | None) -> tuple[str | None, str | None]:
     """(``module:qualname``, JSON of ``args``) of an exception; Nones when there is none.
-    Arguments JSON cannot carry are replaced by the exception's text."""
+    Arguments JSON cannot carry are replaced by the exception's text. When the exception has
+    attributes of its own (``exc.__dict__``), the JSON is ``{"args": [...], "attrs": {...}}``
+    with those JSON can carry (dunder names such as ``__notes__`` left out)."""
     if exc is None:
         return None, None
     cls = type(exc)
@@ -42,7 +46,29 @@ def describe(exc: BaseException | None) -> tuple[str | None, str | None]:
         args = json.dumps(list(exc.args))
     except (TypeError, ValueError):
         args = json.dumps([str(exc)])
+    attrs = _attributes(exc)
+    if attrs:
+        args = f'{{"args": {args}, "attrs": {attrs}}}'
     return path, args
+
+
+#: An attribute whose JSON is longer is not stored (a response body kept on an error, say).
+MAX_ATTRIBUTE_CHARS = 10_000
+
+
+def _attributes(exc: BaseException) -> str | None:
+    """JSON of the exception's own attributes that JSON can carry, or None when none."""
+    kept = {}
+    for name, value in vars(exc).items():
+        if name.startswith("__"):
+            continue
+        try:
+            if len(json.dumps(value)) > MAX_ATTRIBUTE_CHARS:
+                continue
+        except (TypeError, ValueError):
+            continue
+        kept[name] = value
+    return json.dumps(kept) if kept else None
 
 
 def _import(path: str) -> type[BaseException] | None:
@@ -60,21 +86,41 @@ def _import(path: str) -> type[BaseException] | None:
     return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
 
 
-def rebuild(path: str | None, args) -> BaseException | None:
-    """The exception of type ``path`` with ``args``, or None when it cannot be had."""
+def rebuild(path: str | None, stored) -> BaseException | None:
+    """The exception of type ``path`` from what :func:`describe` stored (its args, or its
+    args and attributes), or None when it cannot be had."""
     cls = _import(path) if path else None
     if cls is None:
         return None
-    args = tuple(args) if isinstance(args, list) else ()
-    try:
-        return cls(*args)
-    except Exception:  # noqa: BLE001 - a constructor with another signature: set args directly
+    attrs = {}
+    if isinstance(stored, dict):
+        stored, attrs = stored.get("args"), stored.get("attrs") or {}
+    args = tuple(stored) if isinstance(stored, list) else ()
+    exc = _construct(cls, args)
+    if exc is not None and attrs:
         try:
-            exc = cls.__new__(cls, *args)
-            exc.args = args
+            vars(exc).update(attrs)
+        except Exception:  # noqa: BLE001 - the type and args are what matter most
+            pass
+    return exc
+
+
+def _construct(cls: type[BaseException], args: tuple) -> BaseException | None:
+    """``cls(*args)`` when that gives back the same ``args``; else (a constructor with another
+    signature, or one that formats its text: ``MyError(5)`` whose args are ``("code 5",)``)
+    an instance made without calling the constructor, with ``args`` set directly."""
+    try:
+        exc = cls(*args)
+        if exc.args == args:
             return exc
-        except Exception:  # noqa: BLE001
-            return None
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        exc = cls.__new__(cls, *args)
+        exc.args = args
+        return exc
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def dead_letter_exception(row_id: int, actor_name: str, reason: str | None, path: str | None,

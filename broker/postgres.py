@@ -26,12 +26,13 @@ import socket
 import threading
 import time
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
 import dramatiq
+from dramatiq.broker import MessageProxy
 from dramatiq.common import q_name
 from dramatiq.errors import QueueJoinTimeout, QueueNotFound
 from dramatiq.message import Message
@@ -110,10 +111,11 @@ class PostgresBroker(dramatiq.Broker):
         self._worker_id: str | None = None
         #: Open consumers per queue: what the heartbeat advertises in citeq_workers.
         self._consumers: Counter[str] = Counter()
-        #: join(fail_fast) reports dead letters that died since this broker first used the
-        #: database (or flushed the queue), each once: (database time, ids reported).
+        #: join(fail_fast) raises for dead letters that died since this broker first used the
+        #: database or since the queue was last flushed (the database's time of the flush).
         self._join_epoch: dict[str, datetime] = {}
-        self._join_reported: set[int] = set()
+        #: What ``join`` does when its ``fail_fast`` is None, as StubBroker's attribute.
+        self.fail_fast_default = True
 
     # -- connections -------------------------------------------------------------------
 
@@ -404,33 +406,65 @@ class PostgresBroker(dramatiq.Broker):
         for queue_name in self.queues:
             self.flush(queue_name)
 
-    def join(self, queue_name: str, *, timeout: int | None = None, fail_fast: bool = True) -> None:
-        """Wait until the queue has no queued or running messages (for tests).
+    def join(self, queue_name: str, *, timeout: int | None = None, fail_fast: bool | None = None) -> None:
+        """Wait until the queue has no queued, delayed or running messages (for tests).
 
-        With ``fail_fast``, a message of the queue dead-lettered meanwhile raises, as with
-        Dramatiq's StubBroker, the exception it died of (its type imported by module path,
-        e.g. ``TimeLimitExceeded``, ``SkipMessage`` from the age limit, ``ActorNotFound``,
-        ``RateLimitExceeded`` or the actor's own), caused by a :class:`DeadLettered` that
-        carries the worker's traceback text;
-        :class:`DeadLettered` when that type cannot be imported or rebuilt.
+        As StubBroker's: then, with ``fail_fast`` (None: :attr:`fail_fast_default`, True), if
+        a message of the queue died since this broker first used the database or since the
+        queue was last flushed, raise the exception the first of them died of. It is raised
+        by every such join until the queue is flushed, and only once the queue has drained,
+        so the other messages of the queue have run when it is raised. The exception is
+        rebuilt (broker/failures.py): its type imported by module path (e.g.
+        ``TimeLimitExceeded``, ``SkipMessage`` from the age limit, ``ActorNotFound``,
+        ``RateLimitExceeded`` or the actor's own), its ``args`` and attributes restored, and
+        caused by a :class:`DeadLettered` that carries the worker's traceback text;
+        :class:`DeadLettered` itself when that type cannot be imported or rebuilt.
         """
         if queue_name not in self.queues:
             raise QueueNotFound(queue_name)
-        since = self._join_epoch.get(queue_name) or self.first_use
+        if fail_fast is None:
+            fail_fast = self.fail_fast_default
         deadline = timeout and time.monotonic() + timeout / 1000
-        while True:
-            # Count first: a message that dies before the count reaches zero is seen below.
-            unfinished = self.store.count_unfinished(queue_name)
-            if fail_fast:
-                dead = self.store.dead_since(queue_name, since, sorted(self._join_reported))
-                if dead:
-                    self._join_reported.add(dead[0][0])
-                    raise dead_letter_exception(*dead[0])
-            if unfinished == 0:
-                return
+        while self.store.count_unfinished(queue_name):
             if deadline and time.monotonic() > deadline:
                 raise QueueJoinTimeout(queue_name)
             time.sleep(0.01)
+        if fail_fast:
+            since = self._join_epoch.get(queue_name) or self.first_use
+            dead = self.store.dead_since(queue_name, since)
+            if dead:
+                raise dead_letter_exception(*dead[0])
+
+    @property
+    def dead_letters(self) -> list[MessageProxy]:
+        """As StubBroker's: the messages of the declared queues that died since this broker
+        first used the database or since their queue was last flushed, in the order they
+        died, each with the exception join would raise for it (``message._exception``).
+        Read from the database on every access; the list is a copy."""
+        return [m for _, m in sorted(self._dead_letters(), key=lambda pair: pair[0])]
+
+    @property
+    def dead_letters_by_queue(self) -> defaultdict[str, list[MessageProxy]]:
+        """:attr:`dead_letters` by queue name, as StubBroker's (a copy: appending to it
+        dead-letters nothing)."""
+        by_queue: defaultdict[str, list[MessageProxy]] = defaultdict(list)
+        for _, m in sorted(self._dead_letters(), key=lambda pair: pair[0]):
+            by_queue[m.queue_name].append(m)
+        return by_queue
+
+    def _dead_letters(self) -> Iterator[tuple[tuple, MessageProxy]]:
+        """((time of death, row id), message) of the dead letters :attr:`dead_letters` lists;
+        a payload that cannot be decoded is left out."""
+        for queue_name in sorted(self.queues):
+            since = self._join_epoch.get(queue_name) or self.first_use
+            for row_id, actor_name, reason, exc_type, exc_args, payload, died in \
+                    self.store.dead_letters_since(queue_name, since):
+                try:
+                    proxy = MessageProxy(Message.decode(bytes(payload)))
+                except Exception:  # noqa: BLE001 - an undecodable dead letter has no message to show
+                    continue
+                proxy.stuff_exception(dead_letter_exception(row_id, actor_name, reason, exc_type, exc_args))
+                yield (died, row_id), proxy
 
     @property
     def worker_threads(self) -> int | None:

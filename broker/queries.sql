@@ -573,12 +573,18 @@ SELECT ((SELECT count(*) FROM citeq_messages WHERE queue_name = %(queue_name)s A
 SELECT now();
 
 -- dead_letter_since_one --
--- The first dead letter of a queue that died after a point in time and is not reported yet
--- (join's fail_fast).
+-- The first dead letter of a queue that died after a point in time (join's fail_fast).
 SELECT id, actor_name, dead_reason, dead_exception, dead_exception_args FROM citeq_messages
 WHERE queue_name = %(queue_name)s AND state = 'dead' AND finished_at >= %(since)s
-  AND NOT (id = ANY (%(reported)s::bigint[]))
 ORDER BY finished_at, id LIMIT 1;
+
+-- dead_letters_since_many --
+-- A queue's dead letters that died after a point in time, in the order they died (the
+-- broker's dead_letters, as StubBroker's).
+SELECT id, actor_name, dead_reason, dead_exception, dead_exception_args, payload, finished_at
+FROM citeq_messages
+WHERE queue_name = %(queue_name)s AND state = 'dead' AND finished_at >= %(since)s
+ORDER BY finished_at, id;
 
 -- queue_flush --
 -- Drop a queue's waiting messages (held ones of groups too).

@@ -293,8 +293,11 @@ class MessageStore:
     def count_unfinished(self, queue_name: str) -> int:
         return self.connector.execute("messages_count_unfinished_one", queue_name=queue_name)[0][0]
 
-    def dead_since(self, queue_name: str, since: datetime, reported: list[int]) -> list[tuple]:
-        return self.connector.execute("dead_letter_since_one", queue_name=queue_name, since=since, reported=reported)
+    def dead_since(self, queue_name: str, since: datetime) -> list[tuple]:
+        return self.connector.execute("dead_letter_since_one", queue_name=queue_name, since=since)
+
+    def dead_letters_since(self, queue_name: str, since: datetime) -> list[tuple]:
+        return self.connector.execute("dead_letters_since_many", queue_name=queue_name, since=since)
 
     def queue_stats(self) -> list[tuple]:
         return self.connector.execute("queue_stats_many")

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 
 import dramatiq
 import psycopg2
@@ -95,6 +97,44 @@ def redis_result_backend(result_backend):
 
 
 @pytest.fixture
+def stub_result_backend(result_backend):
+    return result_backend
+
+
+@pytest.fixture
+def result_backends(result_backend):
+    """Dramatiq's suite parametrizes over memcached, redis and stub; here there is one."""
+    return {"stub": result_backend}
+
+
+@pytest.fixture
+def info_logging():
+    logger = logging.getLogger()
+    logger.setLevel(logging.INFO)
+    yield
+    logger.setLevel(logging.DEBUG)
+
+
+@pytest.fixture
+def start_cli():
+    """Dramatiq's: start ``python -m dramatiq <broker module>``; terminated after the test."""
+    proc = None
+
+    def run(broker_module, *, extra_args=None, **kwargs):
+        nonlocal proc
+        kwargs.setdefault("bufsize", 0)
+        proc = subprocess.Popen([sys.executable, "-m", "dramatiq", broker_module, *(extra_args or [])], **kwargs)
+        return proc
+
+    yield run
+    if proc is not None:
+        proc.terminate()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+@pytest.fixture
 def rate_limiter_backend(suite_db):
     """The Postgres rate-limiter backend, on a broker of its own (tests use it without one)."""
     from broker.ratelimits import PostgresRateLimiterBackend
@@ -102,3 +142,14 @@ def rate_limiter_backend(suite_db):
     broker = PostgresBroker(url=suite_db)
     yield PostgresRateLimiterBackend(broker)
     broker.close()
+
+
+@pytest.fixture
+def stub_rate_limiter_backend(rate_limiter_backend):
+    return rate_limiter_backend
+
+
+@pytest.fixture
+def rate_limiter_backends(rate_limiter_backend):
+    """Dramatiq's suite parametrizes over memcached, redis and stub; here there is one."""
+    return {"stub": rate_limiter_backend}

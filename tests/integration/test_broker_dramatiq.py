@@ -30,6 +30,15 @@ class CustomError(Exception):
     """An application's own exception, importable by module path."""
 
 
+class CodedError(Exception):
+    """An exception whose constructor formats its text and keeps what it was given."""
+
+    def __init__(self, code: int, detail: str = "") -> None:
+        super().__init__(f"code {code}")
+        self.code = code
+        self.detail = detail
+
+
 # -- join(fail_fast=True) ---------------------------------------------------------------------
 
 
@@ -113,16 +122,82 @@ def test_join_falls_back_to_dead_lettered_for_a_local_exception_class_seen_elsew
         broker.join(queue_name, timeout=10_000)
 
 
-def test_join_reports_a_dead_letter_once_and_without_fail_fast_not_at_all(broker, worker):
+def test_join_raises_a_dead_letter_on_every_join_until_the_queue_is_flushed(broker, worker):
     @dramatiq.actor(max_retries=0)
     def fails():
-        raise CustomError("once")
+        raise CustomError("until flushed")
 
     fails.send()
     broker.join(fails.queue_name, timeout=10_000, fail_fast=False)
-    with pytest.raises(CustomError):  # it died before this join began: still reported
+    for _ in range(2):  # as StubBroker: its dead letters stay until flush_all
+        with pytest.raises(CustomError, match="until flushed"):
+            broker.join(fails.queue_name, timeout=10_000)
+
+    broker.flush_all()
+    broker.join(fails.queue_name, timeout=10_000)
+
+
+def test_join_raises_only_once_the_queue_has_drained(broker, worker, conn):
+    ran = []
+
+    @dramatiq.actor(max_retries=0)
+    def fails():
+        raise CustomError("died first")
+
+    @dramatiq.actor
+    def later():
+        ran.append("later")
+
+    fails.send()
+    wait_for(lambda: query(conn, "SELECT 1 FROM citeq_messages WHERE state = 'dead'"), message="a dead letter")
+    later.send_with_options(delay=1000)
+
+    # As StubBroker's: the dead letter is raised after the queue's other messages have run,
+    # so a test can assert on what they did right after the raise.
+    with pytest.raises(CustomError, match="died first"):
         broker.join(fails.queue_name, timeout=10_000)
-    broker.join(fails.queue_name, timeout=10_000)  # reported already
+    assert ran == ["later"]
+
+
+def test_join_takes_fail_fast_none_from_the_brokers_default(broker, worker):
+    @dramatiq.actor(max_retries=0)
+    def fails():
+        raise CustomError("default")
+
+    fails.send()
+    with pytest.raises(CustomError):
+        broker.join(fails.queue_name, timeout=10_000, fail_fast=None)
+    broker.fail_fast_default = False
+    broker.join(fails.queue_name, timeout=10_000, fail_fast=None)
+
+
+def test_join_raises_the_exception_with_its_attributes(broker, worker):
+    @dramatiq.actor(max_retries=0)
+    def fails():
+        raise CodedError(5, detail="bad row")
+
+    fails.send()
+    with pytest.raises(CodedError, match=r"^code 5$") as raised:
+        broker.join(fails.queue_name, timeout=10_000)
+    assert raised.value.args == ("code 5",)
+    assert (raised.value.code, raised.value.detail) == (5, "bad row")
+
+
+def test_dead_letters_lists_the_messages_that_died_since_the_last_flush(broker, worker):
+    @dramatiq.actor(max_retries=0)
+    def fails(n):
+        raise CodedError(n)
+
+    sent = [fails.send(n) for n in range(2)]
+    broker.join(fails.queue_name, timeout=10_000, fail_fast=False)
+
+    # As StubBroker's: the messages themselves, each with the exception it died of.
+    assert sorted(broker.dead_letters, key=lambda m: m.args[0]) == sent
+    assert sorted(m._exception.code for m in broker.dead_letters) == [0, 1]
+    assert len(broker.dead_letters_by_queue[fails.queue_name]) == 2
+
+    broker.flush_all()
+    assert broker.dead_letters == [] and broker.dead_letters_by_queue[fails.queue_name] == []
 
 
 def test_exception_description_survives_arguments_json_cannot_carry():
@@ -132,6 +207,15 @@ def test_exception_description_survives_arguments_json_cannot_carry():
     assert isinstance(rebuilt, CustomError) and "object" in rebuilt.args[0]
     assert rebuild("no.such.module:Thing", []) is None
     assert rebuild("builtins:len", []) is None  # not an exception type
+
+
+def test_exception_description_keeps_attributes_json_can_carry_and_not_too_long():
+    error = CodedError(7, detail="x" * (failures.MAX_ATTRIBUTE_CHARS + 1))
+    error.sock = object()
+    path, stored = describe(error)
+    rebuilt = rebuild(path, __import__("json").loads(stored))
+    assert rebuilt.args == ("code 7",) and rebuilt.code == 7
+    assert not hasattr(rebuilt, "detail") and not hasattr(rebuilt, "sock")
 
 
 # -- priority -------------------------------------------------------------------------------
