@@ -10,7 +10,7 @@ An actor says how its messages are grouped::
     book.send_with_options(args=(inv,), group_key=None)     # no group: runs as any message
 
 Among messages of one queue with the same key, at most ``group_concurrency`` are in flight
-(queued or running) across every process, in the order they were sent; other keys and
+(queued or running; see manual release below) across every process, in the order they were sent; other keys and
 ungrouped messages run in parallel. This middleware only validates the options and writes
 the message's key (and its actor's concurrency and release) into its options at send, where
 the retry of a message finds them again; the decisions are the broker's, in SQL under the
