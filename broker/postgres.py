@@ -371,6 +371,12 @@ class PostgresBroker(dramatiq.Broker):
         pairs of the messages. See broker/groups.py and MessageStore.release_many."""
         return self.store.release_many(cursor, message_ids, [(q_name(q), k) for q, k in groups])
 
+    def release_group_messages_text(self, cursor, message_ids, groups) -> bytes | None:
+        """:meth:`release_group_messages` as statements to send ahead of your own statement in
+        one round trip (``cursor.execute(text + b";\\n" + yours)``): yours sees the release and
+        the messages it promoted (state ``queued`` now). None when there is nothing to release."""
+        return self.store.release_statements(cursor, message_ids, [(q_name(q), k) for q, k in groups])
+
     def redeliver_group_messages(self, cursor, message_ids) -> list[str]:
         """Deliver again parked or dead messages of manual release, keeping their slots
         (MessageStore.redeliver_many), inside the caller's transaction."""

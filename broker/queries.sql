@@ -314,6 +314,8 @@ UNION ALL SELECT 'promoted', id FROM promoted;
 -- does (one snapshot, taken after the locks: the slots counted include the released rows,
 -- which are subtracted). Anything else (done, unknown ids, released already) is left alone,
 -- so releasing twice changes nothing. Returns the promoted messages.
+-- @prepared
+SET LOCAL plan_cache_mode = force_generic_plan;
 WITH target AS (
     SELECT m.id, m.state, m.queue_name, m.group_key FROM citeq_messages m
     WHERE m.message_id = ANY (%(message_ids)s::text[]) AND m.state <> 'done' AND m.group_release = 'manual'

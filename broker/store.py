@@ -232,13 +232,22 @@ class MessageStore:
         message is finished, one not yet delivered is withdrawn, a dead letter gives its slot
         up; anything else is left alone, so releasing twice is harmless
         (grouped_messages_release_many in broker/queries.sql)."""
+        statements = self.release_statements(cur, message_ids, groups)
+        if statements is None:
+            return []
+        cur.execute(statements)
+        return [tuple(r) for r in cur.fetchall()]
+
+    def release_statements(self, cur, message_ids, groups) -> bytes | None:
+        """:meth:`release_many` as statements to send ahead of the caller's own in one round
+        trip (as the lock texts of broker/locks.py are sent); the caller's statement sees
+        the release and the promotions. None when there is nothing to release."""
         groups = sorted(set(groups))
         if not groups or not message_ids:
-            return []
-        rows = self.queries.many_after(
-            cur, locks.group_locks_text(cur, groups), "grouped_messages_release_many",
-            message_ids=list(message_ids), queues=[g[0] for g in groups], keys=[g[1] for g in groups])
-        return [tuple(r) for r in rows]
+            return None
+        return locks.group_locks_text(cur, groups) + b";\n" + self.queries.text(
+            cur, "grouped_messages_release_many", message_ids=list(message_ids),
+            queues=[g[0] for g in groups], keys=[g[1] for g in groups])
 
     def redeliver_many(self, cur, message_ids) -> list[str]:
         """Deliver again, on the caller's cursor, messages whose release is manual and that

@@ -137,16 +137,20 @@ FROM entry WHERE a.user_id = entry.user_id
 RETURNING entry.amount;
 
 -- jobs_promote_by_message_many --
--- Under the users' locks, in the transaction whose release of the users' turns promoted
--- these analyze messages in the broker (or, for the resume sweep, found them promoted):
--- their queued jobs become pending, so a job's status agrees with its message (queued:
--- held; pending: runnable). By the user's queued jobs (their partial index), then by the
--- message that holds the user's turn. A user with a first-pass job still pending or running
--- is left alone (the one-active index would refuse it; the sweep comes back).
+-- Under the users' locks, in the transaction that released the users' turns (sent in the
+-- release's round trip, after it: it sees the broker's promotions), or for the resume sweep
+-- and a worker that found a queued job's message delivered: the users' queued jobs whose
+-- analyze message the broker promoted (runnable or running now) become pending, so a
+-- job's status agrees with its message (queued: held; pending: runnable). By the users'
+-- queued jobs (their partial index), then each one's message by id. A user with a
+-- first-pass job still pending or running is left alone (the one-active index would
+-- refuse it; the sweep comes back).
+-- @prepared
 UPDATE analysis_jobs j
 SET status = 'pending', promoted_at = clock_timestamp(), promoted_via = %(via)s
 WHERE j.user_id = ANY (%(user_ids)s::bigint[]) AND j.status = 'queued'
-  AND j.slot_message_id = ANY (%(message_ids)s::text[])
+  AND EXISTS (SELECT 1 FROM citeq_messages m
+              WHERE m.message_id = j.slot_message_id AND m.state IN ('queued', 'running'))
   AND NOT EXISTS (SELECT 1 FROM analysis_jobs_blocking a WHERE a.user_id = j.user_id)
 RETURNING j.id, j.user_id;
 

@@ -155,10 +155,6 @@ def turn_key(user_id: int) -> str:
     return f"user:{int(user_id)}"
 
 
-def _user_of(key: str) -> int:
-    return int(key.removeprefix("user:"))
-
-
 def _analyze_queue(broker) -> str:
     return broker.get_actor(ANALYZE_ACTOR).queue_name
 
@@ -166,16 +162,15 @@ def _analyze_queue(broker) -> str:
 def _release_turns(cur, broker, turns: Sequence[tuple[int, str]], via: str) -> list[int]:
     """Inside the users' locks and the caller's transaction: release the analyze messages
     that hold these users' turns ((user id, message id)) and make pending the queued jobs
-    whose messages the broker promoted in their place; the promoted jobs' ids."""
+    whose messages the broker promoted in their place, in one round trip; the promoted
+    jobs' ids."""
     if not turns:
         return []
     queue = _analyze_queue(broker)
-    promoted = broker.release_group_messages(cur, [m for _, m in turns],
-                                             [(queue, turn_key(u)) for u, _ in turns])
-    if not promoted:
-        return []
-    rows = db.many(cur, "jobs_promote_by_message_many", user_ids=[_user_of(k) for _, _, k in promoted],
-                   message_ids=[m for m, _, _ in promoted], via=via)
+    release = broker.release_group_messages_text(cur, [m for _, m in turns],
+                                                 [(queue, turn_key(u)) for u, _ in turns])
+    rows = db.many_after(cur, release, "jobs_promote_by_message_many", user_ids=sorted({u for u, _ in turns}),
+                         via=via)
     if rows:
         logger.info("analyses promoted", extra={"action": "jobs_promoted", "via": via,
                                                 "job_ids": [r[0] for r in rows], "user_ids": [r[1] for r in rows]})
@@ -573,8 +568,7 @@ def adopt_promoted(queued: Sequence[tuple[int, int, str]], *, broker=None) -> li
         return []
     with broker.transaction() as cur:
         cur.execute(locks.xact_lock_many_text(cur, LOCK_SCOPE, [u for _, u, _ in queued]))
-        rows = db.many(cur, "jobs_promote_by_message_many", user_ids=[u for _, u, _ in queued],
-                       message_ids=[m for _, _, m in queued], via="resume")
+        rows = db.many(cur, "jobs_promote_by_message_many", user_ids=sorted({u for _, u, _ in queued}), via="resume")
     return [r[0] for r in rows]
 
 
@@ -595,8 +589,7 @@ def skipped(job_id: int, message_id: str, *, broker=None) -> bool:
         if db.one(cur, "job_turn_holder_one", job_id=job_id, message_id=message_id) is None:
             _release_turns(cur, broker, [(job.user_id, message_id)], via="completion")
             return False
-        return bool(db.many(cur, "jobs_promote_by_message_many", user_ids=[job.user_id],
-                            message_ids=[message_id], via="resume"))
+        return bool(db.many(cur, "jobs_promote_by_message_many", user_ids=[job.user_id], via="resume"))
 
 
 def retry_release(job_id: int, user_id: int, *, settings: QueueSettings, now=None, broker=None) -> str | None:
