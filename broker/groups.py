@@ -127,6 +127,14 @@ def release_of(options: dict) -> str | None:
     return None if value == "ack" else value
 
 
+def promoting_key(options: dict) -> str | None:
+    """The key whose next message a finish (ack or nack) of a message with these options
+    may promote: its group's, unless its release is manual (its ack parks it and its dead
+    letter keeps the slot: nothing is freed, so its finish takes no lock and goes with the
+    ungrouped ones, messages_exchange_many)."""
+    return None if options.get(RELEASE_OPTION) == "manual" else options.get(KEY_OPTION)
+
+
 def _actor_options(broker, actor_name: str) -> dict:
     try:
         return broker.get_actor(actor_name).options

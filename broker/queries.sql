@@ -176,13 +176,20 @@ WITH done AS (
     -- dead entry a drain left there since the last vacuum, on every exchange (PostgreSQL
     -- CPU per message went from 40 to 160-390 us in drains whose statistics made it pick
     -- that plan, issue 27). Now only the primary key can serve it: a few rows by id.
-    SELECT m.id FROM citeq_messages m
-    WHERE m.id = ANY (ARRAY(SELECT id FROM done)) AND m.lease_expires_at IS NOT NULL
+    -- A manual message of a group (schema/0065) that the application released while it ran
+    -- is 'done' with its lease token kept: its ack or nack is late but no zombie's, and is
+    -- reported as finished (released below), read in the same probe by id.
+    SELECT m.id, m.lease_expires_at IS NULL AS released, m.lease_token FROM citeq_messages m
+    WHERE m.id = ANY (ARRAY(SELECT id FROM done))
+      AND (m.lease_expires_at IS NOT NULL OR (m.state = 'done' AND m.group_release = 'manual'))
     ORDER BY m.id
     FOR UPDATE
 ), finished AS (
+    -- A manual message of a group is acked into 'parked' (it keeps its slot: nothing to
+    -- promote, so its finish needs no group lock and comes here, broker/groups.py).
     UPDATE citeq_messages m
-    SET state = CASE WHEN d.acked THEN 'done' ELSE 'dead' END::citeq_message_state,
+    SET state = CASE WHEN NOT d.acked THEN 'dead' WHEN m.group_release = 'manual' THEN 'parked'
+                     ELSE 'done' END::citeq_message_state,
         finished_at = now(), lease_expires_at = NULL,
         dead_reason = d.reason, dead_exception = d.exc_type, dead_exception_args = d.exc_args,
         worker_id = CASE WHEN d.acked THEN m.worker_id END,
@@ -191,6 +198,8 @@ WITH done AS (
     WHERE m.id = d.id AND m.lease_token = d.token AND m.lease_expires_at IS NOT NULL
       AND m.id = ANY (ARRAY(SELECT id FROM locked))
     RETURNING m.id, d.acked
+), released AS (
+    SELECT l.id, d.acked FROM locked l JOIN done d ON d.id = l.id AND d.token = l.lease_token WHERE l.released
 ), picked AS (
     SELECT id FROM citeq_messages
     WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta <= now()
@@ -212,8 +221,10 @@ WITH done AS (
     WHERE m.id = ANY (ARRAY(SELECT id FROM picked))
     RETURNING m.id, m.lease_token, m.payload, m.priority, m.eta
 )
-SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id, NULL, NULL, NULL::int, NULL::timestamptz
+SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id, NULL::text, NULL::bytea, NULL::int,
+       NULL::timestamptz
 FROM finished
+UNION ALL SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END, id, NULL, NULL, NULL, NULL FROM released
 UNION ALL SELECT 'claimed', id, lease_token::text, payload, priority, eta FROM claimed
 -- The claim's own order: the worker hands them to its threads in this order.
 ORDER BY 5, 6, 2;
@@ -322,17 +333,18 @@ WITH target AS (
       AND (m.queue_name, m.group_key) IN (SELECT * FROM unnest(%(queues)s::text[], %(keys)s::text[]))
     ORDER BY m.id
     FOR UPDATE
+-- The rows by id from arrays (the primary key, whatever the statistics of the CTE say).
 ), withdrawn AS (
-    DELETE FROM citeq_messages m USING target t
-    WHERE m.id = t.id AND t.state IN ('held', 'queued') AND m.state IN ('held', 'queued')
+    DELETE FROM citeq_messages m
+    WHERE m.id = ANY (ARRAY(SELECT id FROM target WHERE state IN ('held', 'queued')))
     RETURNING m.id
 ), finished AS (
     UPDATE citeq_messages m SET state = 'done', finished_at = now(), lease_expires_at = NULL
-    FROM target t WHERE m.id = t.id AND t.state IN ('running', 'parked')
+    WHERE m.id = ANY (ARRAY(SELECT id FROM target WHERE state IN ('running', 'parked')))
     RETURNING m.id
 ), gave_up AS (
     UPDATE citeq_messages m SET group_release = 'released'
-    FROM target t WHERE m.id = t.id AND t.state = 'dead'
+    WHERE m.id = ANY (ARRAY(SELECT id FROM target WHERE state = 'dead'))
     RETURNING m.id
 ), free AS (
     SELECT k.queue_name, k.group_key,

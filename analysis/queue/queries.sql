@@ -139,18 +139,20 @@ RETURNING entry.amount;
 -- jobs_promote_by_message_many --
 -- Under the users' locks, in the transaction that released the users' turns (sent in the
 -- release's round trip, after it: it sees the broker's promotions), or for the resume sweep
--- and a worker that found a queued job's message delivered: the users' queued jobs whose
--- analyze message the broker promoted (runnable or running now) become pending, so a
--- job's status agrees with its message (queued: held; pending: runnable). By the users'
--- queued jobs (their partial index), then each one's message by id. A user with a
--- first-pass job still pending or running is left alone (the one-active index would
--- refuse it; the sweep comes back).
+-- and a worker that found a queued job's message delivered: the queued jobs whose analyze
+-- message holds their user's turn and is runnable or running (the broker promoted it)
+-- become pending, so a job's status agrees with its message (queued: held; pending:
+-- runnable). From the users' groups (one slot each: citeq_group_slots reads the broker's
+-- in-flight index by key), then each message's job by its id. A user with a first-pass job
+-- still pending or running is left alone (the one-active index would refuse it; the sweep
+-- comes back).
 -- @prepared
 UPDATE analysis_jobs j
 SET status = 'pending', promoted_at = clock_timestamp(), promoted_via = %(via)s
-WHERE j.user_id = ANY (%(user_ids)s::bigint[]) AND j.status = 'queued'
-  AND EXISTS (SELECT 1 FROM citeq_messages m
-              WHERE m.message_id = j.slot_message_id AND m.state IN ('queued', 'running'))
+FROM citeq_group_slots s
+WHERE s.queue_name = %(queue_name)s AND s.group_key = ANY (%(group_keys)s::text[])
+  AND s.state IN ('queued', 'running')
+  AND j.slot_message_id = s.message_id AND j.status = 'queued'
   AND NOT EXISTS (SELECT 1 FROM analysis_jobs_blocking a WHERE a.user_id = j.user_id)
 RETURNING j.id, j.user_id;
 
@@ -322,6 +324,11 @@ SET message_id = %(message_id)s,
                        THEN clock_timestamp() ELSE promoted_at END,
     promoted_via = CASE WHEN status = 'queued' THEN 'resume' ELSE promoted_via END
 WHERE id = %(job_id)s AND status IN ('pending', 'queued') AND message_id = %(old_message_id)s
+  -- the old message is gone, done, or a dead letter that holds nothing: a live one (held,
+  -- runnable, running, parked, or dead while it holds the turn) is never replaced
+  AND NOT EXISTS (SELECT 1 FROM citeq_messages m
+                  WHERE m.message_id = %(old_message_id)s AND m.state <> 'done'
+                    AND NOT (m.state = 'dead' AND m.group_release IS DISTINCT FROM 'manual'))
 RETURNING id;
 
 -- jobs_queued_without_message_many --

@@ -159,6 +159,11 @@ def _analyze_queue(broker) -> str:
     return broker.get_actor(ANALYZE_ACTOR).queue_name
 
 
+def _turns_of(broker, user_ids) -> dict:
+    """The parameters naming these users' groups (jobs_promote_by_message_many)."""
+    return {"queue_name": _analyze_queue(broker), "group_keys": [turn_key(u) for u in sorted(user_ids)]}
+
+
 def _release_turns(cur, broker, turns: Sequence[tuple[int, str]], via: str) -> list[int]:
     """Inside the users' locks and the caller's transaction: release the analyze messages
     that hold these users' turns ((user id, message id)) and make pending the queued jobs
@@ -169,7 +174,7 @@ def _release_turns(cur, broker, turns: Sequence[tuple[int, str]], via: str) -> l
     queue = _analyze_queue(broker)
     release = broker.release_group_messages_text(cur, [m for _, m in turns],
                                                  [(queue, turn_key(u)) for u, _ in turns])
-    rows = db.many_after(cur, release, "jobs_promote_by_message_many", user_ids=sorted({u for u, _ in turns}),
+    rows = db.many_after(cur, release, "jobs_promote_by_message_many", **_turns_of(broker, {u for u, _ in turns}),
                          via=via)
     if rows:
         logger.info("analyses promoted", extra={"action": "jobs_promoted", "via": via,
@@ -421,7 +426,8 @@ class Completion:
 def complete_job(job_id: int, outcome: JobStatus | str, *, reason: str | None = None,
                  user_id: int | None = None, broker=None) -> bool:
     """Finish a running job and, for a first-pass job, release the user's turn (the user's
-    next job becomes pending) — in one transaction under the user's lock. A failed job's credit is refunded (once).
+    next job becomes pending) — in one transaction under the user's lock. A failed job's
+    credit is refunded (once).
 
     Returns False when the job was not running (finished already): completing twice is
     harmless.
@@ -531,17 +537,19 @@ def resend(job_id: int, old_message_id: str, *, broker=None) -> bool:
     the job becomes pending in the same transaction."""
     broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
-        if broker.redeliver_group_messages(cur, [old_message_id]):
-            return True
         row = db.one(cur, "job_get_one", job_id=job_id, user_id=None)
         if row is None:
             return False
         job = _JobRow(*row)
         queue, key = _analyze_queue(broker), turn_key(job.user_id)
-        lock = user_lock_text(cur, job.user_id) + b";\n" + locks.group_lock_text(cur, queue, key)
+        # Under the user's lock (and the group's): two sweeps take turns, and the second finds
+        # the message delivered again or replaced (job_resend_one's guards).
+        cur.execute(user_lock_text(cur, job.user_id) + b";\n" + locks.group_lock_text(cur, queue, key))
+        if job.status == JobStatus.PENDING and broker.redeliver_group_messages(cur, [old_message_id]):
+            return True
         message_id = messages.new_message_id()
-        row = db.one_after(cur, lock, "job_resend_one", job_id=job_id, message_id=message_id,
-                           old_message_id=old_message_id, group_queue=queue, group_key=key)
+        row = db.one(cur, "job_resend_one", job_id=job_id, message_id=message_id, old_message_id=old_message_id,
+                     group_queue=queue, group_key=key)
         if row is None:
             return False
         _send_analyze(broker, job_id, message_id, None if job.delta_of_job_id is not None else job.user_id)
@@ -568,7 +576,8 @@ def adopt_promoted(queued: Sequence[tuple[int, int, str]], *, broker=None) -> li
         return []
     with broker.transaction() as cur:
         cur.execute(locks.xact_lock_many_text(cur, LOCK_SCOPE, [u for _, u, _ in queued]))
-        rows = db.many(cur, "jobs_promote_by_message_many", user_ids=sorted({u for _, u, _ in queued}), via="resume")
+        rows = db.many(cur, "jobs_promote_by_message_many", **_turns_of(broker, {u for _, u, _ in queued}),
+                       via="resume")
     return [r[0] for r in rows]
 
 
@@ -589,7 +598,7 @@ def skipped(job_id: int, message_id: str, *, broker=None) -> bool:
         if db.one(cur, "job_turn_holder_one", job_id=job_id, message_id=message_id) is None:
             _release_turns(cur, broker, [(job.user_id, message_id)], via="completion")
             return False
-        return bool(db.many(cur, "jobs_promote_by_message_many", user_ids=[job.user_id], via="resume"))
+        return bool(db.many(cur, "jobs_promote_by_message_many", **_turns_of(broker, {job.user_id}), via="resume"))
 
 
 def retry_release(job_id: int, user_id: int, *, settings: QueueSettings, now=None, broker=None) -> str | None:

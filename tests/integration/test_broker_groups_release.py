@@ -11,7 +11,7 @@ import psycopg2.errors
 import pytest
 
 from broker import PostgresBroker
-from tests.conftest import query
+from tests.conftest import query, wait_for
 
 
 def states(conn) -> list[tuple[str, str]]:
@@ -185,3 +185,39 @@ def test_operators_see_parked_messages_in_flight(broker, conn):
     ((queue, waiting_keys, held, in_flight, busy_keys, _),) = broker.group_stats()
     assert (queue, waiting_keys, held, in_flight, busy_keys) == ("default", 1, 1, 1, 1)
     assert [m[3] for m in broker.group_messages("default", "acme")] == ["parked", "held"]
+
+
+def test_a_worker_parks_a_manual_message_and_runs_the_next_once_it_is_released(broker, conn):
+    ran = []
+
+    @dramatiq.actor(broker=broker, actor_name="export", group_release="manual", max_retries=0)
+    def export(n):
+        ran.append(n)
+
+    first, second = send(export, 1), send(export, 2)
+    worker = dramatiq.Worker(broker, worker_threads=2, worker_timeout=100)
+    worker.start()
+    try:
+        wait_for(lambda: state_list(conn) == ["parked", "held"], message="the first message parked")
+        assert ran == [1]
+        release(broker, [first.message_id])
+        wait_for(lambda: state_list(conn) == ["done", "parked"], message="the second ran and parked")
+        assert ran == [1, 2]
+        release(broker, [second.message_id])
+        assert state_list(conn) == ["done", "done"]
+    finally:
+        worker.stop()
+
+
+def test_the_ack_of_a_message_released_while_it_ran_is_no_zombies_on_the_plain_path(broker, conn):
+    export = declare(broker)
+    first, _ = send(export, 1), send(export, 2)
+    (claimed,), _ = broker.exchange("default", [], [], 1)
+    release(broker, [first.message_id])
+    # A manual message's finish takes no group lock: it goes with the ungrouped acks.
+    (nxt,), finished = broker.exchange("default", [(claimed.row_id, claimed.lease_token)], [], 1)
+    assert finished == 1
+    assert state_list(conn) == ["done", "running"]
+    # A real zombie (another token) is still refused.
+    _, finished = broker.exchange("default", [(claimed.row_id, nxt.lease_token)], [], 0)
+    assert finished == 0

@@ -128,8 +128,8 @@ def test_queue_figures_read_live_messages_only(history):
 
 
 def test_promotion_and_the_resume_sweeper_read_live_jobs_only(history):
-    assert history_reads(history, analysis_statement(history, "jobs_promote_by_message_many", user_ids=[USER],
-                                                     via="test")) == []
+    assert history_reads(history, analysis_statement(history, "jobs_promote_by_message_many", queue_name="analysis",
+                                                     group_keys=[f"user:{USER}"], via="test")) == []
     assert history_reads(history, analysis_statement(history, "jobs_ended_holding_turn_many",
                                                      queue_name="analysis", limit=100)) == []
     assert history_reads(history, analysis_statement(history, "jobs_queued_in_flight_many", limit=100)) == []
