@@ -339,7 +339,9 @@ WITH target AS (
     WHERE m.id = ANY (ARRAY(SELECT id FROM target WHERE state IN ('held', 'queued')))
     RETURNING m.id
 ), finished AS (
-    UPDATE citeq_messages m SET state = 'done', finished_at = now(), lease_expires_at = NULL
+    -- Finished by the application, not by a worker: no worker_id; the lease token stays, by
+    -- which a running one's late ack is known (messages_exchange_many).
+    UPDATE citeq_messages m SET state = 'done', finished_at = now(), lease_expires_at = NULL, worker_id = NULL
     WHERE m.id = ANY (ARRAY(SELECT id FROM target WHERE state IN ('running', 'parked')))
     RETURNING m.id
 ), gave_up AS (
