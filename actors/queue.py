@@ -1,4 +1,4 @@
-"""The queue's actors: ``analyze`` (serialized), ``promote``, and the periodic sweepers.
+"""The queue's actors: ``analyze`` (serialized, grouped by user), and the periodic sweepers.
 
 Cadence: periodiq ticks once a minute at most; the resume and release-retry sweepers
 must run at least every 30 s. Each cron tick therefore also sends a "half tick" of the
@@ -36,19 +36,17 @@ ANALYZE_TIME_LIMIT_MS = 6 * 3600 * 1000
 HALF_TICK_DELAY_MS = 30_000
 
 
+# A first-pass job's message is sent with its user's group key (userqueue.turn_key): one
+# user's analyses run one at a time, in admission order. Its release is manual: the message
+# holds the user's turn after analyze returns (the judges go on) until the job ends, and the
+# job's end releases it (broker/groups.py, analysis/queue/userqueue.py).
 @dramatiq.actor(actor_name=userqueue.ANALYZE_ACTOR, queue_name="analysis", serialized=True,
-                max_retries=0, time_limit=ANALYZE_TIME_LIMIT_MS)
+                max_retries=0, time_limit=ANALYZE_TIME_LIMIT_MS, group_release="manual")
 def analyze(job_id: int) -> None:
     """Run one analysis job (release its held run, then the registered work) and hand its
     outcome to the serialized-jobs middleware, which gives it to the queue service."""
     job, held_status, settings = current_job()
     hand_back(userqueue.run_job(job, held_status, settings=settings))
-
-
-@dramatiq.actor(actor_name=userqueue.PROMOTE_ACTOR, queue_name="maintenance", max_retries=5)
-def promote(user_id: int) -> None:
-    """Promote the user's next queued job if their queue is free (sent by the resume sweeper)."""
-    userqueue.promote(user_id, via="resume")
 
 
 def _half_tick(actor, half: bool) -> None:
@@ -60,7 +58,7 @@ def _half_tick(actor, half: bool) -> None:
 
 @dramatiq.actor(queue_name="maintenance", periodic=cron("* * * * *"), max_retries=0)
 def resume_sweep(half: bool = False) -> None:
-    """Promote stalled users; re-send pending jobs whose message is missing (every 30 s)."""
+    """Release turns that ended jobs still hold; re-send pending jobs' missing messages (every 30 s)."""
     _half_tick(resume_sweep, half)
     sweepers.resume(settings=config.current().queue)
 

@@ -3,10 +3,11 @@
 An actor declared with ``serialized=True`` takes the job id as its first argument.
 Before it runs, the queue service starts the job (a guarded transition that only the
 job's own message passes); any other message for the job is skipped, so duplicate
-deliveries are harmless. The actor returns the job's :class:`~analysis.queue.jobs.Outcome`
-(an exception means failed); the queue service applies it — ends the job and promotes
-the user's next in one transaction — unless it is ``deferred`` (the job stays running
-until a later step settles it). Delta re-checks pass through the same path but never
+deliveries are harmless (a skipped message that holds a user's turn is released, unless
+the turn is its job's). The actor returns the job's :class:`~analysis.queue.jobs.Outcome`
+(an exception means failed); the queue service applies it — ends the job and releases the
+user's turn, so the user's next job runs, in one transaction — unless it is ``deferred``
+(the job stays running until a later step settles it; its message parks, keeping the turn). Delta re-checks pass through the same path but never
 block or promote. The middleware decides nothing itself.
 
 The job the actor runs is handed to it through a context variable, as Dramatiq's
@@ -101,6 +102,12 @@ class SerializedJobs(Middleware):
             return
         job_id = message.args[0]
         started = self._start(broker, job_id, message)
+        if started is None and message.options.get("group_key") is not None:
+            # A message of the user's turn: its ack would park it. The broker may have given
+            # a queued job the turn by itself (then it starts now), else it is stale and is
+            # released, so that it never keeps the turn.
+            if userqueue.skipped(job_id, message.message_id, broker=broker):
+                started = self._start(broker, job_id, message)
         if started is None:
             logger.info("duplicate message skipped", extra={"action": "duplicate_skipped", "job_id": job_id,
                                                             "message_id": message.message_id})

@@ -25,7 +25,7 @@ class GroupStats(BaseModel):
     queue_name: str
     waiting_keys: int  #: keys with messages held behind their in-flight ones
     held: int  #: messages held (waiting for their key's turn)
-    in_flight: int  #: grouped messages queued or running
+    in_flight: int  #: grouped messages holding a slot: queued, running, parked (or dead, released manually)
     busy_keys: int  #: keys with a message in flight
     oldest_held_age_seconds: float  #: how long the oldest held message has waited since its send
 
@@ -36,7 +36,7 @@ class GroupKeyStats(BaseModel):
     queue_name: str
     group_key: str
     held: int  #: messages waiting for the key's turn
-    in_flight: int  #: messages queued or running
+    in_flight: int  #: messages holding a slot: queued, running, parked (or dead, released manually)
     oldest_held_age_seconds: float | None  #: how long the oldest held message has waited; None: none held
 
 

@@ -24,6 +24,7 @@ from dramatiq.broker import Consumer, MessageProxy
 from dramatiq.message import Message
 
 from . import failures
+from .groups import promoting_key
 
 logger = logging.getLogger(__name__)
 
@@ -304,12 +305,12 @@ class PostgresConsumer(Consumer):
         return hold, hold // 2
 
     def ack(self, message: LeasedMessage) -> None:
-        self.state.finish(ack=(message.row_id, message.lease_token), group_key=message.options.get("group_key"))
+        self.state.finish(ack=(message.row_id, message.lease_token), group_key=promoting_key(message.options))
 
     def nack(self, message: LeasedMessage) -> None:
         exc_type, exc_args = failures.describe(message._exception)
         self.state.finish(nack=(message.row_id, message.lease_token, failure_reason(message), exc_type, exc_args),
-                          group_key=message.options.get("group_key"))
+                          group_key=promoting_key(message.options))
 
     def requeue(self, messages: Iterable[LeasedMessage]) -> None:
         messages = list(messages)

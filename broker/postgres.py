@@ -45,7 +45,7 @@ from .connector import Connector
 from .consumer import LeasedMessage, PostgresConsumer, QueueState
 from .errors import MessageTooLarge
 from .failures import dead_letter_exception
-from .groups import CONCURRENCY_OPTION, KEY_OPTION, GroupSweeper, MessageGroups
+from .groups import CONCURRENCY_OPTION, KEY_OPTION, GroupSweeper, MessageGroups, release_of
 from .maintenance import LeaseKeeper, Listener
 from .periodic import PeriodicDedupe
 from .pool import Pool
@@ -248,6 +248,7 @@ class PostgresBroker(dramatiq.Broker):
             "priority": self._priority(message),
             "group_key": message.options.get(KEY_OPTION),
             "group_limit": message.options.get(CONCURRENCY_OPTION, 1),
+            "group_release": release_of(message.options),
         }
         committed = self.connector.bound()[0] is None  # else it commits with the caller's transaction
         existing = self.store.insert(params)
@@ -291,6 +292,7 @@ class PostgresBroker(dramatiq.Broker):
             grouped = self._batch_params(keyed, delay_ms)
             grouped["group_keys"] = [m.options[KEY_OPTION] for m in keyed]
             grouped["group_limits"] = [m.options.get(CONCURRENCY_OPTION, 1) for m in keyed]
+            grouped["group_releases"] = [release_of(m.options) for m in keyed]
         committed = self.store.insert_many(self._batch_params(plain, delay_ms), grouped)
         for queue_name in {q_name(m.queue_name) for m in messages}:
             self._wake_local(queue_name, delay_ms, committed)
@@ -363,6 +365,24 @@ class PostgresBroker(dramatiq.Broker):
         the keys' locks, in one transaction; how many acks/nacks the database accepted."""
         rows = self.store.finish_grouped(acks, nacks, [(queue_name, k) for k in sorted(keys)])
         return sum(1 for kind, _ in rows if kind != "promoted")
+
+    def release_group_messages(self, cursor, message_ids, groups) -> list[tuple[str, str, str]]:
+        """Release messages sent with ``group_release="manual"`` inside the caller's
+        transaction (``cursor`` of :meth:`transaction`) and let their keys' next messages
+        run; the promoted messages as (message id, queue, key). ``groups``: the (queue, key)
+        pairs of the messages. See broker/groups.py and MessageStore.release_many."""
+        return self.store.release_many(cursor, message_ids, [(q_name(q), k) for q, k in groups])
+
+    def release_group_messages_text(self, cursor, message_ids, groups) -> bytes | None:
+        """:meth:`release_group_messages` as statements to send ahead of your own statement in
+        one round trip (``cursor.execute(text + b";\\n" + yours)``): yours sees the release and
+        the messages it promoted (state ``queued`` now). None when there is nothing to release."""
+        return self.store.release_statements(cursor, message_ids, [(q_name(q), k) for q, k in groups])
+
+    def redeliver_group_messages(self, cursor, message_ids) -> list[str]:
+        """Deliver again parked or dead messages of manual release, keeping their slots
+        (MessageStore.redeliver_many), inside the caller's transaction."""
+        return self.store.redeliver_many(cursor, message_ids)
 
     def group_stats(self) -> list[tuple]:
         """Per queue: keys waiting, messages held, grouped messages in flight, keys in flight,

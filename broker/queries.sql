@@ -61,26 +61,21 @@ FROM queues;
 
 -- grouped_message_insert_one --
 -- Enqueue one message of a group, sent right after the key's advisory lock in the same
--- transaction: born 'queued' when its key has nothing held and fewer than its limit in
--- flight, else 'held' behind them. A retry (the same message_id already in the key) keeps
+-- transaction: born 'queued' when its key has nothing held and fewer than its limit holding
+-- a slot (citeq_group_has_room, schema/0065: queued, running, parked, or dead while its
+-- release is manual), else 'held' behind them. A retry (the same message_id already in the key) keeps
 -- its first send's place in the key's order, ahead of every message sent after it, so the
 -- key's next promotion picks it first. A message born 'queued' wakes its queue as
 -- message_insert_one decides it; a held one wakes nobody (its promotion will).
 -- @prepared
 WITH inserted AS (
     INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, idempotency_key, priority,
-                                state, group_key, group_limit, group_seq)
+                                state, group_key, group_limit, group_release, group_seq)
     SELECT %(message_id)s, %(queue_name)s, %(actor_name)s, %(payload)s,
            now() + %(delay_ms)s * interval '1 millisecond', %(idempotency_key)s, %(priority)s,
-           CASE WHEN EXISTS (SELECT 1 FROM citeq_messages
-                             WHERE state = 'held' AND queue_name = %(queue_name)s AND group_key = %(group_key)s)
-                  OR (SELECT count(*) FROM (
-                          SELECT 1 FROM citeq_messages
-                          WHERE state IN ('queued', 'running') AND group_key IS NOT NULL
-                            AND queue_name = %(queue_name)s AND group_key = %(group_key)s
-                          LIMIT %(group_limit)s) AS f) >= %(group_limit)s
-                THEN 'held' ELSE 'queued' END::citeq_message_state,
-           %(group_key)s, %(group_limit)s,
+           CASE WHEN citeq_group_has_room(%(queue_name)s, %(group_key)s, %(group_limit)s)
+                THEN 'queued' ELSE 'held' END::citeq_message_state,
+           %(group_key)s, %(group_limit)s, %(group_release)s,
            coalesce((SELECT min(group_seq) FROM citeq_messages
                      WHERE message_id = %(message_id)s AND queue_name = %(queue_name)s
                        AND group_key = %(group_key)s),
@@ -107,14 +102,15 @@ FROM inserted;
 WITH m AS (
     SELECT * FROM unnest(%(message_ids)s::text[], %(queue_names)s::text[], %(actor_names)s::text[],
                          %(payloads)s::bytea[], %(delays_ms)s::bigint[], %(priorities)s::int[],
-                         %(group_keys)s::text[], %(group_limits)s::int[])
+                         %(group_keys)s::text[], %(group_limits)s::int[], %(group_releases)s::text[])
          WITH ORDINALITY AS m(message_id, queue_name, actor_name, payload, delay_ms, priority,
-                              group_key, group_limit, ord)
+                              group_key, group_limit, group_release, ord)
 ), k AS (
     SELECT d.queue_name, d.group_key,
            EXISTS (SELECT 1 FROM citeq_messages h WHERE h.state = 'held' AND h.queue_name = d.queue_name
                    AND h.group_key = d.group_key) AS held,
-           (SELECT count(*) FROM citeq_messages f WHERE f.state IN ('queued', 'running')
+           (SELECT count(*) FROM citeq_messages f
+                   WHERE (f.state IN ('queued', 'running', 'parked') OR (f.state = 'dead' AND f.group_release = 'manual'))
                    AND f.group_key IS NOT NULL AND f.queue_name = d.queue_name
                    AND f.group_key = d.group_key) AS busy
     FROM (SELECT DISTINCT queue_name, group_key FROM m) AS d
@@ -124,11 +120,11 @@ WITH m AS (
     FROM m JOIN k USING (queue_name, group_key)
 ), inserted AS (
     INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, priority,
-                                state, group_key, group_limit, group_seq)
+                                state, group_key, group_limit, group_release, group_seq)
     SELECT r.message_id, r.queue_name, r.actor_name, r.payload, now() + r.delay_ms * interval '1 millisecond',
            r.priority,
            CASE WHEN r.held OR r.place > r.group_limit - r.busy THEN 'held' ELSE 'queued' END::citeq_message_state,
-           r.group_key, r.group_limit, nextval('citeq_group_seq')
+           r.group_key, r.group_limit, r.group_release, nextval('citeq_group_seq')
     FROM (SELECT * FROM ranked ORDER BY ord) AS r
     RETURNING queue_name, eta, state
 ), queues AS (
@@ -180,13 +176,20 @@ WITH done AS (
     -- dead entry a drain left there since the last vacuum, on every exchange (PostgreSQL
     -- CPU per message went from 40 to 160-390 us in drains whose statistics made it pick
     -- that plan, issue 27). Now only the primary key can serve it: a few rows by id.
-    SELECT m.id FROM citeq_messages m
-    WHERE m.id = ANY (ARRAY(SELECT id FROM done)) AND m.lease_expires_at IS NOT NULL
+    -- A manual message of a group (schema/0065) that the application released while it ran
+    -- is 'done' with its lease token kept: its ack or nack is late but no zombie's, and is
+    -- reported as finished (released below), read in the same probe by id.
+    SELECT m.id, m.lease_expires_at IS NULL AS released, m.lease_token FROM citeq_messages m
+    WHERE m.id = ANY (ARRAY(SELECT id FROM done))
+      AND (m.lease_expires_at IS NOT NULL OR (m.state = 'done' AND m.group_release = 'manual'))
     ORDER BY m.id
     FOR UPDATE
 ), finished AS (
+    -- A manual message of a group is acked into 'parked' (it keeps its slot: nothing to
+    -- promote, so its finish needs no group lock and comes here, broker/groups.py).
     UPDATE citeq_messages m
-    SET state = CASE WHEN d.acked THEN 'done' ELSE 'dead' END::citeq_message_state,
+    SET state = CASE WHEN NOT d.acked THEN 'dead' WHEN m.group_release = 'manual' THEN 'parked'
+                     ELSE 'done' END::citeq_message_state,
         finished_at = now(), lease_expires_at = NULL,
         dead_reason = d.reason, dead_exception = d.exc_type, dead_exception_args = d.exc_args,
         worker_id = CASE WHEN d.acked THEN m.worker_id END,
@@ -195,6 +198,8 @@ WITH done AS (
     WHERE m.id = d.id AND m.lease_token = d.token AND m.lease_expires_at IS NOT NULL
       AND m.id = ANY (ARRAY(SELECT id FROM locked))
     RETURNING m.id, d.acked
+), released AS (
+    SELECT l.id, d.acked FROM locked l JOIN done d ON d.id = l.id AND d.token = l.lease_token WHERE l.released
 ), picked AS (
     SELECT id FROM citeq_messages
     WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta <= now()
@@ -216,8 +221,10 @@ WITH done AS (
     WHERE m.id = ANY (ARRAY(SELECT id FROM picked))
     RETURNING m.id, m.lease_token, m.payload, m.priority, m.eta
 )
-SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id, NULL, NULL, NULL::int, NULL::timestamptz
+SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id, NULL::text, NULL::bytea, NULL::int,
+       NULL::timestamptz
 FROM finished
+UNION ALL SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END, id, NULL, NULL, NULL, NULL FROM released
 UNION ALL SELECT 'claimed', id, lease_token::text, payload, priority, eta FROM claimed
 -- The claim's own order: the worker hands them to its threads in this order.
 ORDER BY 5, 6, 2;
@@ -251,8 +258,11 @@ WITH done AS (
     ORDER BY m.id
     FOR UPDATE
 ), finished AS (
+    -- A message whose release is manual is acked into 'parked' and dies into a dead letter
+    -- that keeps its slot: neither frees its key (MessageStore.release_many does).
     UPDATE citeq_messages m
-    SET state = CASE WHEN d.acked THEN 'done' ELSE 'dead' END::citeq_message_state,
+    SET state = CASE WHEN NOT d.acked THEN 'dead' WHEN m.group_release = 'manual' THEN 'parked'
+                     ELSE 'done' END::citeq_message_state,
         finished_at = now(), lease_expires_at = NULL,
         dead_reason = d.reason, dead_exception = d.exc_type, dead_exception_args = d.exc_args,
         worker_id = CASE WHEN d.acked THEN m.worker_id END,
@@ -260,9 +270,16 @@ WITH done AS (
     FROM done d
     WHERE m.id = d.id AND m.lease_token = d.token AND m.state = 'running'
       AND m.id = ANY (ARRAY(SELECT id FROM locked))
-    RETURNING m.id, d.acked, m.queue_name, m.group_key
+    RETURNING m.id, d.acked, m.queue_name, m.group_key, m.group_release
+), released_before AS (
+    -- Acks and nacks of messages the application released while they ran (release_many
+    -- finished them, lease token kept): late, but not a zombie's.
+    SELECT count(*) AS n FROM citeq_messages m JOIN done d ON m.id = d.id
+    WHERE m.id = ANY (ARRAY(SELECT id FROM done)) AND m.state = 'done' AND m.lease_token = d.token
+      AND m.group_release = 'manual'
 ), keys AS (
-    SELECT queue_name, group_key, count(*) AS freed FROM finished WHERE group_key IS NOT NULL
+    SELECT queue_name, group_key, count(*) AS freed FROM finished
+    WHERE group_key IS NOT NULL AND group_release IS DISTINCT FROM 'manual'
     GROUP BY queue_name, group_key
     UNION ALL
     SELECT k.queue_name, k.group_key, 0 FROM unnest(%(queues)s::text[], %(keys)s::text[]) AS k(queue_name, group_key)
@@ -273,8 +290,8 @@ WITH done AS (
     FROM free f
     CROSS JOIN LATERAL (
         SELECT count(*) AS n FROM citeq_messages m
-        WHERE m.state IN ('queued', 'running') AND m.group_key IS NOT NULL
-          AND m.queue_name = f.queue_name AND m.group_key = f.group_key) AS busy
+        WHERE (m.state IN ('queued', 'running', 'parked') OR (m.state = 'dead' AND m.group_release = 'manual'))
+          AND m.group_key IS NOT NULL AND m.queue_name = f.queue_name AND m.group_key = f.group_key) AS busy
     CROSS JOIN LATERAL (
         SELECT h.id FROM citeq_messages h
         WHERE h.state = 'held' AND h.queue_name = f.queue_name AND h.group_key = f.group_key
@@ -291,11 +308,91 @@ WITH done AS (
     RETURNING m.id
 ), rejected AS (
     -- a NOTICE when the fence refused some (read by MessageStore.exchange, see schema/0022)
-    SELECT citeq_grouped_acks_rejected((SELECT count(*) FROM done) - (SELECT count(*) FROM finished)) AS n
+    SELECT citeq_grouped_acks_rejected((SELECT count(*) FROM done) - (SELECT count(*) FROM finished)
+                                       - (SELECT n FROM released_before)) AS n
 )
 SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id FROM finished
 WHERE (SELECT n FROM rejected) IS NOT NULL
 UNION ALL SELECT 'promoted', id FROM promoted;
+
+-- grouped_messages_release_many --
+-- The application's release of messages whose group_release is 'manual' (MessageStore.
+-- release_many), sent right after the advisory locks of their keys, %(queues)s/%(keys)s,
+-- the only keys it touches: a parked or running one is finished ('done'; a running one's
+-- handler acks it later, harmlessly), one not yet delivered (held, queued) is withdrawn
+-- (deleted), a dead letter stays one but gives its slot up ('released'). Then each key's
+-- next held messages are promoted into the room this made, as grouped_messages_finish_many
+-- does (one snapshot, taken after the locks: the slots counted include the released rows,
+-- which are subtracted). Anything else (done, unknown ids, released already) is left alone,
+-- so releasing twice changes nothing. Returns the promoted messages.
+-- @prepared
+SET LOCAL plan_cache_mode = force_generic_plan;
+WITH target AS (
+    SELECT m.id, m.state, m.queue_name, m.group_key FROM citeq_messages m
+    WHERE m.message_id = ANY (%(message_ids)s::text[]) AND m.state <> 'done' AND m.group_release = 'manual'
+      AND (m.queue_name, m.group_key) IN (SELECT * FROM unnest(%(queues)s::text[], %(keys)s::text[]))
+    ORDER BY m.id
+    FOR UPDATE
+-- The rows by id from arrays (the primary key, whatever the statistics of the CTE say).
+), withdrawn AS (
+    DELETE FROM citeq_messages m
+    WHERE m.id = ANY (ARRAY(SELECT id FROM target WHERE state IN ('held', 'queued')))
+    RETURNING m.id
+), finished AS (
+    -- Finished by the application, not by a worker: no worker_id; the lease token stays, by
+    -- which a running one's late ack is known (messages_exchange_many).
+    UPDATE citeq_messages m SET state = 'done', finished_at = now(), lease_expires_at = NULL, worker_id = NULL
+    WHERE m.id = ANY (ARRAY(SELECT id FROM target WHERE state IN ('running', 'parked')))
+    RETURNING m.id
+), gave_up AS (
+    UPDATE citeq_messages m SET group_release = 'released'
+    WHERE m.id = ANY (ARRAY(SELECT id FROM target WHERE state = 'dead'))
+    RETURNING m.id
+), free AS (
+    SELECT k.queue_name, k.group_key,
+           count(t.id) FILTER (WHERE t.state IN ('queued', 'running', 'parked', 'dead')) AS freed
+    FROM unnest(%(queues)s::text[], %(keys)s::text[]) AS k(queue_name, group_key)
+    LEFT JOIN target t USING (queue_name, group_key)
+    GROUP BY k.queue_name, k.group_key
+), heads AS (
+    SELECT h.id
+    FROM free f
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS n FROM citeq_messages m
+        WHERE (m.state IN ('queued', 'running', 'parked') OR (m.state = 'dead' AND m.group_release = 'manual'))
+          AND m.group_key IS NOT NULL AND m.queue_name = f.queue_name AND m.group_key = f.group_key) AS busy
+    CROSS JOIN LATERAL (
+        SELECT h.id FROM citeq_messages h
+        WHERE h.state = 'held' AND h.queue_name = f.queue_name AND h.group_key = f.group_key
+          AND h.id <> ALL (ARRAY(SELECT id FROM target))
+        ORDER BY h.group_seq, h.id
+        LIMIT greatest(coalesce((SELECT h1.group_limit FROM citeq_messages h1
+                                 WHERE h1.state = 'held' AND h1.queue_name = f.queue_name
+                                   AND h1.group_key = f.group_key AND h1.id <> ALL (ARRAY(SELECT id FROM target))
+                                 ORDER BY h1.group_seq, h1.id LIMIT 1), 0)
+                       - (busy.n - f.freed), 0)
+    ) AS h
+), promoted AS (
+    UPDATE citeq_messages m SET state = 'queued'
+    WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state = 'held'
+      -- after the released rows are written (the unique index of concurrency 1 checks each row)
+      AND (SELECT count(*) FROM finished) + (SELECT count(*) FROM withdrawn) + (SELECT count(*) FROM gave_up) >= 0
+    RETURNING m.message_id, m.queue_name, m.group_key
+)
+SELECT message_id, queue_name, group_key FROM promoted;
+
+-- grouped_messages_redeliver_many --
+-- Deliver again messages whose release is manual and that hold their slot without running:
+-- parked, or dead (out of deliveries). They keep their slot and their place (nothing is
+-- promoted or freed); they run with fresh deliveries. The application's backstop for work
+-- whose handler ended without starting it (the analysis queue's resume sweep). Returns them.
+UPDATE citeq_messages m
+SET state = 'queued', attempts = 0, eta = now(), finished_at = NULL, started_at = NULL,
+    worker_id = NULL, lease_token = NULL, lease_expires_at = NULL,
+    dead_reason = NULL, dead_exception = NULL, dead_exception_args = NULL
+WHERE m.message_id = ANY (%(message_ids)s::text[]) AND m.group_release = 'manual'
+  AND m.state IN ('parked', 'dead')
+RETURNING m.message_id;
 
 -- group_keys_of_messages_many --
 -- The keys of some messages (those a reaper just dead-lettered), to promote their next.
@@ -313,7 +410,8 @@ FROM (SELECT DISTINCT ON (queue_name, group_key) queue_name, group_key, group_li
       FROM citeq_messages WHERE state = 'held'
       ORDER BY queue_name, group_key, group_seq, id) AS h
 WHERE (SELECT count(*) FROM citeq_messages m
-       WHERE m.state IN ('queued', 'running') AND m.group_key IS NOT NULL
+       WHERE (m.state IN ('queued', 'running', 'parked') OR (m.state = 'dead' AND m.group_release = 'manual'))
+         AND m.group_key IS NOT NULL
          AND m.queue_name = h.queue_name AND m.group_key = h.group_key) < h.group_limit
 ORDER BY 1, 2
 LIMIT %(limit)s;
@@ -327,7 +425,9 @@ WITH held AS (
     FROM citeq_messages WHERE state = 'held' GROUP BY queue_name
 ), flight AS (
     SELECT queue_name, count(*) AS in_flight, count(DISTINCT group_key) AS busy_keys
-    FROM citeq_messages WHERE state IN ('queued', 'running') AND group_key IS NOT NULL
+    FROM citeq_messages
+    WHERE (state IN ('queued', 'running', 'parked') OR (state = 'dead' AND group_release = 'manual'))
+      AND group_key IS NOT NULL
     GROUP BY queue_name
 )
 SELECT queue_name,
@@ -343,7 +443,8 @@ ORDER BY queue_name;
 -- One key's messages not yet finished, in its order: in flight first, then held.
 SELECT id, message_id, actor_name, state::text, group_seq, attempts, enqueued_at, eta, started_at
 FROM citeq_messages
-WHERE queue_name = %(queue_name)s AND group_key = %(group_key)s AND state IN ('held', 'queued', 'running')
+WHERE queue_name = %(queue_name)s AND group_key = %(group_key)s
+  AND (state IN ('held', 'queued', 'running', 'parked') OR (state = 'dead' AND group_release = 'manual'))
 ORDER BY state <> 'held' DESC, group_seq, id
 LIMIT %(limit)s;
 
@@ -356,8 +457,8 @@ SELECT queue_name, group_key,
        extract(epoch FROM now() - min(enqueued_at) FILTER (WHERE state = 'held'))::float8
            AS oldest_held_age_seconds
 FROM citeq_messages
-WHERE state IN ('held', 'queued', 'running') AND group_key IS NOT NULL
-  AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_name)s)
+WHERE (state IN ('held', 'queued', 'running', 'parked') OR (state = 'dead' AND group_release = 'manual'))
+  AND group_key IS NOT NULL AND (%(queue_name)s::text IS NULL OR queue_name = %(queue_name)s)
 GROUP BY queue_name, group_key
 ORDER BY min(enqueued_at) FILTER (WHERE state = 'held') NULLS LAST, queue_name, group_key
 LIMIT %(limit)s;
@@ -621,7 +722,8 @@ WITH letters AS (
     ON CONFLICT (queue_name, minute) DO UPDATE SET failed = h.failed + excluded.failed
 )
 UPDATE citeq_messages m
-SET state = CASE WHEN m.group_key IS NULL THEN 'queued' ELSE 'held' END::citeq_message_state, attempts = 0, eta = now(), dead_reason = NULL, finished_at = NULL,
+SET state = CASE WHEN m.group_key IS NULL THEN 'queued' ELSE 'held' END::citeq_message_state,
+    group_release = CASE WHEN m.group_release IS NOT NULL THEN 'manual' END, attempts = 0, eta = now(), dead_reason = NULL, finished_at = NULL,
     started_at = NULL, payload = r.payload, dead_exception = NULL, dead_exception_args = NULL
 FROM unnest(%(ids)s::bigint[], %(payloads)s::bytea[]) AS r(id, payload)
 WHERE m.id = r.id AND m.state = 'dead'

@@ -229,6 +229,41 @@ class MessageStore:
     def group_keys(self, queue_name: str | None, limit: int = 100) -> list[tuple]:
         return self.connector.execute("group_keys_many", queue_name=queue_name, limit=limit)
 
+    def release_many(self, cur, message_ids, groups) -> list[tuple[str, str, str]]:
+        """Release messages whose ``group_release`` is manual, on the caller's cursor (in its
+        transaction), and promote their keys' next messages into the room this makes, under
+        the keys' locks (taken here, held until the caller's transaction ends); the promoted
+        messages as (message id, queue, key). ``groups``: the (queue, key) of the messages,
+        which the caller knows; only messages of these keys are touched. A parked or running
+        message is finished, one not yet delivered is withdrawn, a dead letter gives its slot
+        up; anything else is left alone, so releasing twice is harmless
+        (grouped_messages_release_many in broker/queries.sql)."""
+        statements = self.release_statements(cur, message_ids, groups)
+        if statements is None:
+            return []
+        cur.execute(statements)
+        return [tuple(r) for r in cur.fetchall()]
+
+    def release_statements(self, cur, message_ids, groups) -> bytes | None:
+        """:meth:`release_many` as statements to send ahead of the caller's own in one round
+        trip (as the lock texts of broker/locks.py are sent); the caller's statement sees
+        the release and the promotions. None when there is nothing to release."""
+        groups = sorted(set(groups))
+        if not groups or not message_ids:
+            return None
+        return locks.group_locks_text(cur, groups) + b";\n" + self.queries.text(
+            cur, "grouped_messages_release_many", message_ids=list(message_ids),
+            queues=[g[0] for g in groups], keys=[g[1] for g in groups])
+
+    def redeliver_many(self, cur, message_ids) -> list[str]:
+        """Deliver again, on the caller's cursor, messages whose release is manual and that
+        hold their slot without running (parked, or dead): they keep slot and place; the ids
+        of those re-queued."""
+        if not message_ids:
+            return []
+        return [r[0] for r in self.queries.many(cur, "grouped_messages_redeliver_many",
+                                                message_ids=list(message_ids))]
+
     def dead_letter_undecodable(self, row_id: int, token: str, reason: str) -> None:
         self.connector.execute("undecodable_message_dead_letter", id=row_id, token=token, reason=reason)
 

@@ -127,16 +127,16 @@ def main() -> None:
                 GROUP BY 1, 2""", job_id)
 
     import actors
-    from actors.queue import promote
+    from actors.queue import stall_sweep
     from analysis.surface import accounts
 
     broker = actors.broker
     for i in range(50):
-        promote.send(10_000 + i)
+        stall_sweep.send()
     sql(url, "UPDATE citeq_messages SET state = 'dead', finished_at = now(), dead_reason = "
              "'Traceback (most recent call last):\n  File \"/srv/app/actors/queue.py\", line 1, in promote\n"
              "RuntimeError: benchmark'")
-    promote.send(1)  # ready, and no worker: the banner shows
+    stall_sweep.send()  # ready, and no worker: the banner shows
     user = accounts.mint_token(broker, 1)
     operator = accounts.mint_token(broker, None, operator=True)
     server, base = serve(broker)

@@ -69,7 +69,7 @@ class PostgresCollector(Collector):
         for name, field, help in [
             ("citeq_group_waiting_keys", "waiting_keys", "Message-group keys with held messages, per queue."),
             ("citeq_group_held_messages", "held", "Messages held behind their key's in-flight ones, per queue."),
-            ("citeq_group_in_flight_messages", "in_flight", "Grouped messages queued or running, per queue."),
+            ("citeq_group_in_flight_messages", "in_flight", "Grouped messages holding a slot of their key (queued, running, parked), per queue."),
             ("citeq_group_oldest_held_age_seconds", "oldest_held_age_seconds",
              "Age of the oldest held message per queue."),
         ]:

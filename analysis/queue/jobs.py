@@ -5,9 +5,11 @@ tests/integration/test_userqueue_admission.py keeps each in step with the databa
 
 The database decides: a status change its transition table does not list fails, and a
 trigger writes the audit event of each change it does. Admission decides, in its INSERT,
-whether a first-pass job is born ``queued`` (the user has an unfinished first-pass job)
-or ``pending`` (its message is sent in the same transaction); a delta re-check is born
-``pending`` and is never ``queued`` (a CHECK keeps it out):
+whether a first-pass job is born ``queued`` or ``pending``, as the broker decides the
+birth of its ``analyze`` message, sent in the same transaction grouped by the user: held
+behind the user's turn (queued) or runnable (pending); a job's end releases the turn and
+the broker's promotion of the next message is that job's promotion. A delta re-check is
+born ``pending`` with an ungrouped message and is never ``queued`` (a CHECK keeps it out):
 
     admit ─┬─▶ queued ──promote──▶ pending ──start──▶ running ──finish──▶ succeeded | failed
            └──────────────────────▶ pending
@@ -52,7 +54,7 @@ class JobEvent(str, enum.Enum):
 
     #: A job was inserted (detail: the status it was born with).
     ADMITTED = "admitted"
-    #: queued → pending (detail: what promoted it: promote, resume, cancel, completion).
+    #: queued → pending (detail: what promoted it: completion, cancel, resume).
     PROMOTED = "promoted"
     #: A worker started it (pending → running), or a re-delivery restarted it.
     STARTED = "started"

@@ -29,6 +29,12 @@ SELECT credits FROM account;
 SELECT id, user_id, status::text, delta_of_job_id FROM analysis_jobs
 WHERE id = %(job_id)s AND (%(user_id)s::bigint IS NULL OR user_id = %(user_id)s);
 
+-- job_turn_holder_one --
+-- Whether this message holds the turn of this job while the job has not ended (its
+-- release belongs to the job's end, not to a skipped delivery).
+SELECT id FROM analysis_jobs
+WHERE id = %(job_id)s AND slot_message_id = %(message_id)s AND status IN ('queued', 'pending', 'running');
+
 -- admission_documents_many --
 -- Before the user's lock (nothing here can change under a running admission): the given
 -- documents that belong to the user, and whether the delta re-check's original job is
@@ -45,9 +51,12 @@ LEFT JOIN documents d ON d.user_id = %(user_id)s AND d.id = ANY(%(ids)s::bigint[
 -- idempotency key created, the facts admission checks (balance, active first-pass jobs,
 -- the judge provider's budget for today) and, only when there is no earlier job, the
 -- checks made before the lock passed (checked) and every fact admits it, the new job.
--- The INSERT decides its status: a delta re-check is pending; a first-pass job is queued
--- behind a queued/pending/running first-pass job of the user, else pending. The lock
--- means the decision cannot race another admission or a promotion. The same statement
+-- The INSERT decides its status as the broker decides its analyze message's: a delta
+-- re-check is pending (its message is ungrouped); a first-pass job is pending when the
+-- user's message group has room (citeq_group_has_room: its message is born runnable),
+-- else queued (its message is born held). Sent after the user's lock and the group's lock
+-- (the message is written at commit, under the same group lock): the decision cannot race
+-- another admission, a release or the broker's own promotions. The same statement
 -- links the documents and creates the held run (the trigger records the admission). No job id back:
 -- the caller raises the first failed check. The charge is a statement of its own
 -- (credit_charge_one) after this one, sent with the commit: it must see the job's effects (tests drain the
@@ -72,8 +81,8 @@ WITH existing AS (
 ), decided AS (
     SELECT CASE
         WHEN %(delta_of_job_id)s::bigint IS NOT NULL THEN 'pending'
-        WHEN active_jobs > 0 THEN 'queued'
-        ELSE 'pending'
+        WHEN citeq_group_has_room(%(group_queue)s, %(group_key)s, 1) THEN 'pending'
+        ELSE 'queued'
     END::analysis_job_status AS status
     FROM facts
     WHERE %(checked)s AND NOT EXISTS (SELECT 1 FROM existing)
@@ -82,10 +91,11 @@ WITH existing AS (
       AND NOT budget_exhausted
 ), job AS (
     INSERT INTO analysis_jobs (user_id, thesis_id, delta_of_job_id, status, cost, message_id,
-                               idempotency_key, options, promoted_at)
+                               idempotency_key, options, promoted_at, slot_message_id)
     SELECT %(user_id)s, %(thesis_id)s, %(delta_of_job_id)s, decided.status, %(cost)s, %(message_id)s,
            %(idempotency_key)s, %(options)s::jsonb,
-           CASE WHEN decided.status = 'pending' THEN clock_timestamp() END
+           CASE WHEN decided.status = 'pending' THEN clock_timestamp() END,
+           CASE WHEN %(delta_of_job_id)s::bigint IS NULL THEN %(message_id)s END
     FROM decided
     RETURNING id, user_id, status
 ), linked AS (
@@ -126,23 +136,25 @@ UPDATE accounts a SET credits = a.credits + entry.amount
 FROM entry WHERE a.user_id = entry.user_id
 RETURNING entry.amount;
 
--- job_promote_next_one --
--- Under the user's lock: the oldest queued job becomes pending with a fresh message id,
--- unless the user is busy (analysis_jobs_blocking). (Queued implies first-pass: a CHECK
--- keeps delta re-checks out of 'queued'.) job_finish_many promotes the same way inside
--- its own statement, to save a round trip per job.
-WITH next AS (
-    SELECT id FROM analysis_jobs
-    WHERE user_id = %(user_id)s AND status = 'queued'
-      AND NOT EXISTS (SELECT 1 FROM analysis_jobs_blocking WHERE user_id = %(user_id)s)
-    ORDER BY id
-    LIMIT 1
-)
+-- jobs_promote_by_message_many --
+-- Under the users' locks, in the transaction that released the users' turns (sent in the
+-- release's round trip, after it: it sees the broker's promotions), or for the resume sweep
+-- and a worker that found a queued job's message delivered: the queued jobs whose analyze
+-- message holds their user's turn and is runnable or running (the broker promoted it)
+-- become pending, so a job's status agrees with its message (queued: held; pending:
+-- runnable). From the users' groups (one slot each: citeq_group_slots reads the broker's
+-- in-flight index by key), then each message's job by its id. A user with a first-pass job
+-- still pending or running is left alone (the one-active index would refuse it; the sweep
+-- comes back).
+-- @prepared
 UPDATE analysis_jobs j
-SET status = 'pending', promoted_at = clock_timestamp(), message_id = %(message_id)s, promoted_via = %(via)s
-FROM next
-WHERE j.id = next.id AND j.status = 'queued'
-RETURNING j.id;
+SET status = 'pending', promoted_at = clock_timestamp(), promoted_via = %(via)s
+FROM citeq_group_slots s
+WHERE s.queue_name = %(queue_name)s AND s.group_key = ANY (%(group_keys)s::text[])
+  AND s.state IN ('queued', 'running')
+  AND j.slot_message_id = s.message_id AND j.status = 'queued'
+  AND NOT EXISTS (SELECT 1 FROM analysis_jobs_blocking a WHERE a.user_id = j.user_id)
+RETURNING j.id, j.user_id;
 
 -- job_start_many --
 -- Workers start jobs: pending -> running, many in one statement (a worker process batches
@@ -194,13 +206,11 @@ FROM started s JOIN held_runs h ON h.job_id = s.id AND h.job_id = ANY(%(job_ids)
 LEFT JOIN released r ON r.job_id = s.id;
 
 -- job_finish_many --
--- Under the users' locks: running jobs end (succeeded or failed) and, for each user with a
--- finished first-pass job, the user's oldest queued job becomes pending with a fresh
--- message id — one statement for a batch. The statement's snapshot still sees the
--- finishing jobs running, so the "nothing pending or running" test leaves them out;
--- promoted reads finished (through freed), so the finishing rows are updated before the
--- next ones and the one-active index never sees two. A job that was not running any more
--- returns no row. The trigger writes each job's end before the promotion it frees.
+-- Under the users' locks: running jobs end (succeeded or failed), one statement for a batch;
+-- the caller then releases the ended first-pass jobs' turns (their grouped analyze
+-- messages, slot_message_id) in the same transaction, and the broker's promotions become
+-- the next jobs' promotions (jobs_promote_by_message_many). A job that was not running any
+-- more returns no row. The trigger writes each job's end.
 -- Worker-side transitions skip the synchronous commit, like the broker's acks and claims:
 -- a database crash can only lose the newest commits, in order, and then the message's
 -- ack is lost as well, so the message is re-delivered and the job re-run (at least once).
@@ -220,40 +230,13 @@ WITH target AS MATERIALIZED (
         FOR UPDATE
     ) AS t
     ORDER BY t.id
-), finished AS (
-    -- By key whatever the statistics say (= ANY), as in job_start_many.
-    UPDATE analysis_jobs j
-    SET status = target.outcome::analysis_job_status, finished_at = clock_timestamp(),
-        failure_reason = target.reason
-    FROM target WHERE j.id = target.id AND j.id = ANY(%(job_ids)s::bigint[])
-    RETURNING j.id, j.user_id, j.delta_of_job_id, target.outcome, target.reason
-), freed AS (
-    SELECT DISTINCT user_id FROM finished WHERE delta_of_job_id IS NULL
-), next AS (
-    -- job_promote_next_one's lookup per freed user (busy: analysis_jobs_blocking, less the
-    -- jobs finishing here): a lateral per-user lookup walks the user's queued-jobs index.
-    SELECT n.id FROM freed f CROSS JOIN LATERAL (
-        SELECT q.id FROM analysis_jobs q
-        WHERE q.user_id = f.user_id AND q.status = 'queued'
-          AND NOT EXISTS (SELECT 1 FROM analysis_jobs_blocking a
-                          WHERE a.user_id = f.user_id AND a.id <> ALL(%(job_ids)s::bigint[]))
-        ORDER BY q.id
-        LIMIT 1
-    ) AS n
-), promoted AS (
-    -- The next jobs' ids as one array, computed once. Joined with next instead, the generic
-    -- plan could walk the queued jobs' index and look up each freed user's next job again
-    -- for every queued job: 365-423 index scans per job finished in the benchmark's drain
-    -- of 400 users x 5 jobs, against one.
-    UPDATE analysis_jobs j
-    SET status = 'pending', promoted_at = clock_timestamp(), message_id = gen_random_uuid()::text,
-        promoted_via = 'completion'
-    WHERE j.id = ANY(ARRAY(SELECT id FROM next)) AND j.status = 'queued'
-    RETURNING j.id, j.user_id, j.message_id
 )
-SELECT 'finished' AS kind, id, user_id, NULL AS message_id FROM finished
-UNION ALL
-SELECT 'promoted', id, user_id, message_id FROM promoted;
+-- By key whatever the statistics say (= ANY), as in job_start_many.
+UPDATE analysis_jobs j
+SET status = target.outcome::analysis_job_status, finished_at = clock_timestamp(),
+    failure_reason = target.reason
+FROM target WHERE j.id = target.id AND j.id = ANY(%(job_ids)s::bigint[])
+RETURNING j.id, j.user_id, j.slot_message_id;
 
 -- job_cancel_one --
 -- Withdraw a job that has not started: queued or pending -> canceled, its held run too.
@@ -261,12 +244,12 @@ WITH canceled AS (
     UPDATE analysis_jobs
     SET status = 'canceled', finished_at = clock_timestamp()
     WHERE id = %(job_id)s AND status IN ('queued', 'pending')
-    RETURNING id, user_id
+    RETURNING id, user_id, slot_message_id
 ), held AS (
     UPDATE held_runs SET status = 'canceled', next_attempt_at = NULL
     FROM canceled WHERE held_runs.job_id = canceled.id AND held_runs.status = 'held'
 )
-SELECT id FROM canceled;
+SELECT id, slot_message_id FROM canceled;
 
 -- held_run_release_one --
 -- The provider answered: the held run of a running job is released. No row: it was
@@ -328,15 +311,43 @@ WITH due AS (
 SELECT expire FROM due;
 
 -- job_resend_one --
--- Give a pending job a new message id in place of a lost one; guarded on the old id,
--- so two sweepers cannot both re-send.
-UPDATE analysis_jobs SET message_id = %(message_id)s
-WHERE id = %(job_id)s AND status = 'pending' AND message_id = %(old_message_id)s
+-- Under the user's lock and the user's group lock: give a pending job, or a queued one, a
+-- new message id in place of a lost one; guarded on the old id, so two sweepers cannot both
+-- re-send. A first-pass job's new message holds its turn; a queued job whose new message
+-- will be born runnable (citeq_group_has_room, as at admission) becomes pending.
+UPDATE analysis_jobs
+SET message_id = %(message_id)s,
+    slot_message_id = CASE WHEN delta_of_job_id IS NULL THEN %(message_id)s END,
+    status = CASE WHEN status = 'queued' AND citeq_group_has_room(%(group_queue)s, %(group_key)s, 1)
+                  THEN 'pending' ELSE status END,
+    promoted_at = CASE WHEN status = 'queued' AND citeq_group_has_room(%(group_queue)s, %(group_key)s, 1)
+                       THEN clock_timestamp() ELSE promoted_at END,
+    promoted_via = CASE WHEN status = 'queued' THEN 'resume' ELSE promoted_via END
+WHERE id = %(job_id)s AND status IN ('pending', 'queued') AND message_id = %(old_message_id)s
+  -- the old message is gone, done, or a dead letter that holds nothing: a live one (held,
+  -- runnable, running, parked, or dead while it holds the turn) is never replaced
+  AND NOT EXISTS (SELECT 1 FROM citeq_messages m
+                  WHERE m.message_id = %(old_message_id)s AND m.state <> 'done'
+                    AND NOT (m.state = 'dead' AND m.group_release IS DISTINCT FROM 'manual'))
 RETURNING id;
 
+-- jobs_queued_without_message_many --
+-- Queued jobs whose message is gone (an operator flushed the queue: held messages go too),
+-- oldest first, so that their new messages line up in admission order; only of users whose
+-- pending or running job still has its message (that one is re-sent first, and takes the turn).
+SELECT j.id, j.message_id FROM analysis_jobs j
+WHERE j.status = 'queued'
+  AND NOT EXISTS (SELECT 1 FROM citeq_messages m WHERE m.message_id = j.message_id AND m.state <> 'done')
+  AND NOT EXISTS (SELECT 1 FROM analysis_jobs_blocking b JOIN analysis_jobs a ON a.id = b.id
+                  WHERE b.user_id = j.user_id
+                    AND NOT EXISTS (SELECT 1 FROM citeq_group_slots s WHERE s.message_id = a.slot_message_id))
+ORDER BY j.id
+LIMIT %(limit)s;
+
 -- job_pending_without_message_many --
--- Pending jobs whose message is neither queued nor running: it was lost, pruned, or
--- acknowledged without starting the job (a database blip in the start hook).
+-- Pending jobs whose message is neither queued nor running: it was lost (deleted,
+-- pruned), dead-lettered or parked without starting the job (a database blip in the start
+-- hook). Whether it still holds the user's turn decides how it is re-sent (userqueue.resend).
 SELECT j.id, j.message_id FROM analysis_jobs j
 WHERE j.status = 'pending'
   AND NOT EXISTS (SELECT 1 FROM citeq_messages m
@@ -355,14 +366,25 @@ WHERE j.status = 'running'
 ORDER BY j.id
 LIMIT %(limit)s;
 
--- user_stalled_many --
--- Users with a queued job who are not busy (analysis_jobs_blocking): their queue stalled
--- (a lost fast path, a cancel from elsewhere). With the oldest queued job each.
-SELECT q.user_id, min(q.id) AS oldest_queued FROM analysis_jobs q
-WHERE q.status = 'queued'
-  AND NOT EXISTS (SELECT 1 FROM analysis_jobs_blocking a WHERE a.user_id = q.user_id)
-GROUP BY q.user_id
-ORDER BY min(q.id)
+-- jobs_ended_holding_turn_many --
+-- Ended first-pass jobs whose analyze message still holds the user's turn in the broker
+-- (citeq_group_slots): the job's end committed without its release (a lost fast path, an
+-- operator's edit). The resume sweep releases them, and the users' queues move on. Read
+-- from the broker's slots (one per busy user), never from the jobs' history.
+SELECT j.id, j.user_id, s.message_id FROM citeq_group_slots s
+JOIN analysis_jobs j ON j.slot_message_id = s.message_id
+WHERE s.queue_name = %(queue_name)s AND j.status IN ('succeeded', 'failed', 'canceled')
+ORDER BY j.id
+LIMIT %(limit)s;
+
+-- jobs_queued_in_flight_many --
+-- Queued jobs whose analyze message runs or may run: the broker promoted it outside a job
+-- transition (its sweep, after an operator purged the dead letter that held the turn).
+-- The resume sweep makes them pending.
+SELECT j.id, j.user_id, j.slot_message_id FROM analysis_jobs j
+JOIN citeq_messages m ON m.message_id = j.slot_message_id AND m.state IN ('queued', 'running', 'parked')
+WHERE j.status = 'queued'
+ORDER BY j.id
 LIMIT %(limit)s;
 
 -- provider_budget_set --

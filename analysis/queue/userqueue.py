@@ -8,14 +8,26 @@ itself (the pipeline, or a test's stand-in) is registered by name
 (:func:`register_work`) and returns an outcome; a later pipeline step that may end the job
 runs through :func:`settle`, which applies the outcome it returns in the step's transaction.
 
-Every admission and every promotion runs inside :func:`user_lock`, the one place that
-names the user's advisory lock. Within it, the database decides: the INSERT decides a new
-job's status, guarded UPDATEs and the transitions the schema allows (schema/0016) decide
-changes, a partial unique index makes two active first-pass jobs of one user impossible.
+The user's turn is a message group (broker/groups.py, issue 25): a first-pass job's
+``analyze`` message is sent at admission, grouped by the user (:func:`turn_key`) with
+``group_release="manual"``, so the broker lets one of a user's analyze messages run at a
+time, in admission order, and keeps the user's key taken after ``analyze`` returns (its
+message parks) until the job ends. Whether that message is born runnable or held IS the
+queued-or-pending decision (the admission's INSERT asks the broker's
+``citeq_group_has_room`` under the group's lock); when a job ends, the same transaction
+releases its message (:func:`_release_turns`), and the messages the broker promotes turn
+their jobs from queued to pending. One mechanism: nothing here looks for "the user's next
+queued job".
 
-Messages are sent by actor name (``analyze``, ``promote``) on the broker passed in (or
-Dramatiq's global one), inside the caller's transaction: visible to workers on commit,
-gone on rollback. The actors themselves live in ``actors/``.
+Every admission and every job end runs inside :func:`user_lock`, the one place that names
+the user's advisory lock (the group's lock, which the broker owns, is taken after it).
+Within them, the database decides: the INSERT decides a new job's status, guarded UPDATEs
+and the transitions the schema allows (schema/0016) decide changes, a partial unique index
+makes two active first-pass jobs of one user impossible.
+
+Messages are sent by actor name (``analyze``) on the broker passed in (or Dramatiq's global
+one), inside the caller's transaction: visible to workers on commit, gone on rollback. The
+actors themselves live in ``actors/``.
 """
 
 from __future__ import annotations
@@ -58,7 +70,6 @@ logger = logging.getLogger(__name__)
 LOCK_SCOPE = "analysis_queue"
 
 ANALYZE_ACTOR = "analyze"
-PROMOTE_ACTOR = "promote"
 
 
 # -- rows, as the named queries return them ---------------------------------------------
@@ -108,12 +119,12 @@ class _StartedRow(NamedTuple):
 
 
 class _FinishedRow(NamedTuple):
-    """``job_finish_many``: a job that ended (kind ``finished``) or was promoted (``promoted``)."""
+    """``job_finish_many``: a job that ended, and the message that holds its user's turn
+    (None for a delta re-check)."""
 
-    kind: str
     job_id: int
     user_id: int
-    message_id: str | None
+    slot_message_id: str | None
 
 
 class DeferredRelease(NamedTuple):
@@ -134,6 +145,48 @@ def user_lock(cur, user_id: int) -> None:
 def user_lock_text(cur, user_id: int) -> bytes:
     """:func:`user_lock` as a statement to send ahead of another in the same round trip."""
     return locks.xact_lock_text(cur, LOCK_SCOPE, int(user_id))
+
+
+# -- the user's turn: a message group -------------------------------------------------------
+
+
+def turn_key(user_id: int) -> str:
+    """The message-group key of a user's first-pass analyze messages."""
+    return f"user:{int(user_id)}"
+
+
+def _analyze_queue(broker) -> str:
+    return broker.get_actor(ANALYZE_ACTOR).queue_name
+
+
+def _turns_of(broker, user_ids) -> dict:
+    """The parameters naming these users' groups (jobs_promote_by_message_many)."""
+    return {"queue_name": _analyze_queue(broker), "group_keys": [turn_key(u) for u in sorted(user_ids)]}
+
+
+def _release_turns(cur, broker, turns: Sequence[tuple[int, str]], via: str) -> list[int]:
+    """Inside the users' locks and the caller's transaction: release the analyze messages
+    that hold these users' turns ((user id, message id)) and make pending the queued jobs
+    whose messages the broker promoted in their place, in one round trip; the promoted
+    jobs' ids."""
+    if not turns:
+        return []
+    queue = _analyze_queue(broker)
+    release = broker.release_group_messages_text(cur, [m for _, m in turns],
+                                                 [(queue, turn_key(u)) for u, _ in turns])
+    rows = db.many_after(cur, release, "jobs_promote_by_message_many", **_turns_of(broker, {u for u, _ in turns}),
+                         via=via)
+    if rows:
+        logger.info("analyses promoted", extra={"action": "jobs_promoted", "via": via,
+                                                "job_ids": [r[0] for r in rows], "user_ids": [r[1] for r in rows]})
+    return [r[0] for r in rows]
+
+
+def _send_analyze(broker, job_id: int, message_id: str, user_id: int | None) -> None:
+    """Send a job's analyze message: grouped by its user (``user_id``; it holds the user's
+    turn until released), or ungrouped (None: a delta re-check, a release retry)."""
+    messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id,
+                  group_key=None if user_id is None else turn_key(user_id))
 
 
 # -- transactions ------------------------------------------------------------------------
@@ -205,8 +258,11 @@ def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id:
         # The lock and the statement that decides go in one round trip: the lock is held
         # from its grant to the commit, and that window is what concurrent admits of one
         # user queue behind.
+        queue = _analyze_queue(broker)
+        lock = user_lock_text(cur, user_id) + b";\n" + locks.group_lock_text(cur, queue, turn_key(user_id))
         admitted = _AdmitRow(*db.one_after(
-            cur, user_lock_text(cur, user_id), "job_admit_one", user_id=user_id, thesis_id=thesis_id,
+            cur, lock, "job_admit_one", user_id=user_id, thesis_id=thesis_id, group_queue=queue,
+            group_key=turn_key(user_id),
             delta_of_job_id=delta_of_job_id, cost=settings.job_cost, message_id=message_id, idempotency_key=idempotency_key,
             options=encoded, document_ids=[thesis_id, *dict.fromkeys(source_ids)], checked=refusal is None,
             max_active_jobs=settings.max_active_jobs, provider=settings.judge_provider,
@@ -217,8 +273,9 @@ def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id:
         if job_id is None:
             raise _refusal(user_id, delta_of_job_id, admitted, refusal, settings)
         credits.charge_at_commit(broker, cur, user_id, job_id, settings.job_cost)
-        if status == JobStatus.PENDING:
-            messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+        # Sent whatever the status: the broker holds a queued job's message (the group's
+        # lock, taken above, is held to the commit, where the message is written).
+        _send_analyze(broker, job_id, message_id, None if delta_of_job_id is not None else user_id)
     logger.info("analysis admitted", extra={"action": "job_admitted", "job_id": job_id, "user_id": user_id,
                                             "status": status, "delta_of_job_id": delta_of_job_id})
     return Admission(job_id=job_id, status=JobStatus(status), created=True)
@@ -262,37 +319,6 @@ def _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id) -> Ex
         if doi is not None and not inputs.DOI_PATTERN.match(doi):
             return InvalidDoi(f"source {doc_id} has a malformed DOI: {doi!r}", document_id=doc_id, doi=doi)
     return None
-
-
-# -- promotion ------------------------------------------------------------------------------
-
-
-def _promote_next(cur, broker, user_id: int, via: str) -> int | None:
-    """Inside the user's lock and the caller's transaction: promote and send the next job."""
-    message_id = messages.new_message_id()
-    row = db.one(cur, "job_promote_next_one", user_id=user_id, message_id=message_id, via=via)
-    if row is None:
-        return None
-    (job_id,) = row
-    messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
-    logger.info("analysis promoted", extra={"action": "job_promoted", "job_id": job_id, "user_id": user_id,
-                                            "via": via})
-    return job_id
-
-
-def _send_all(broker, jobs: Sequence[tuple[int, str]]) -> None:
-    """Send the analyze messages of many (job id, message id) in one statement."""
-    actor = broker.get_actor(ANALYZE_ACTOR)
-    broker.enqueue_many([actor.message_with_options(args=(job_id,)).copy(message_id=message_id)
-                         for job_id, message_id in jobs])
-
-
-def promote(user_id: int, *, via: str = "promote", broker=None) -> int | None:
-    """Promote the user's oldest queued job if nothing of theirs is pending or running."""
-    broker = messages.broker_or_global(broker)
-    with broker.transaction() as cur:
-        user_lock(cur, user_id)
-        return _promote_next(cur, broker, user_id, via)
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -399,8 +425,9 @@ class Completion:
 
 def complete_job(job_id: int, outcome: JobStatus | str, *, reason: str | None = None,
                  user_id: int | None = None, broker=None) -> bool:
-    """Finish a running job and, for a first-pass job, promote the user's next one — in one
-    transaction under the user's lock. A failed job's credit is refunded (once).
+    """Finish a running job and, for a first-pass job, release the user's turn (the user's
+    next job becomes pending) — in one transaction under the user's lock. A failed job's
+    credit is refunded (once).
 
     Returns False when the job was not running (finished already): completing twice is
     harmless.
@@ -418,8 +445,10 @@ def complete_jobs(completions: Sequence[Completion], *, broker=None) -> list[boo
     """:func:`complete_job` for many jobs (of any users) in one transaction; in order,
     whether each job was running and is now finished.
 
-    One statement finishes every job and promotes each freed user's next; the users' locks
-    are taken in one order, so two batches that share users cannot deadlock.
+    One statement finishes every job, one releases the users' turns (the broker promotes
+    each freed user's next message), one makes those messages' jobs pending; the users'
+    locks are taken first, in one order, then the groups' (in one order): two batches that
+    share users cannot deadlock.
     """
     broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
@@ -457,13 +486,12 @@ def _finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock:
     rows = [_FinishedRow(*r) for r in db.many_after(
         cur, lock, "job_finish_many", job_ids=[c.job_id for c in completions],
         user_ids=[c.user_id for c in completions], outcomes=[c.outcome.value for c in completions], reasons=reasons)]
-    finished = {row.job_id for row in rows if row.kind == "finished"}
-    promoted = [row for row in rows if row.kind == "promoted"]
+    finished = {row.job_id for row in rows}
     for c in completions:
         if c.job_id in finished and c.outcome is JobStatus.FAILED:
             credits.refund(cur, c.job_id)
-    if promoted:
-        _send_all(broker, [(row.job_id, row.message_id) for row in promoted])
+    _release_turns(cur, broker, [(r.user_id, r.slot_message_id) for r in rows if r.slot_message_id is not None],
+                   via="completion")
     # One record per batch and kind (a busy worker finishes many jobs per transaction).
     for outcome in (JobStatus.SUCCEEDED, JobStatus.FAILED):
         ended = [(c, r) for c, r in zip(completions, reasons) if c.outcome is outcome and c.job_id in finished]
@@ -471,10 +499,6 @@ def _finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock:
             logger.info("analyses finished", extra={
                 "action": "jobs_finished", "outcome": outcome.value, "job_ids": [c.job_id for c, _ in ended],
                 "user_ids": [c.user_id for c, _ in ended], "reasons": [r for _, r in ended]})
-    if promoted:
-        logger.info("analyses promoted", extra={"action": "jobs_promoted", "via": "completion",
-                                                "job_ids": [p.job_id for p in promoted],
-                                                "user_ids": [p.user_id for p in promoted]})
     answers, seen = [], set()
     for c in completions:
         answers.append(c.job_id in finished and c.job_id not in seen)  # a job twice in one batch ends once
@@ -491,10 +515,12 @@ def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
             raise UnknownJob(job_id=job_id)
         job = _JobRow(*row)
         user_lock(cur, job.user_id)
-        if db.one(cur, "job_cancel_one", job_id=job_id) is None:
+        canceled = db.one(cur, "job_cancel_one", job_id=job_id)
+        if canceled is None:
             raise NotCancelable(job_id=job_id, status=job.status)
         credits.refund(cur, job_id)
-        _promote_next(cur, broker, job.user_id, via="cancel")
+        # A queued job's held message is withdrawn; a pending one's gives the turn on.
+        _release_turns(cur, broker, [(job.user_id, canceled[1])] if canceled[1] else [], via="cancel")
     logger.info("analysis canceled", extra={"action": "job_canceled", "job_id": job_id, "user_id": job.user_id})
 
 
@@ -502,22 +528,84 @@ def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
 
 
 def resend(job_id: int, old_message_id: str, *, broker=None) -> bool:
-    """Give a pending job whose message was lost a new one (guarded on the old message id,
-    so two sweepers never both re-send) and send it; whether this call re-sent it."""
+    """A pending job whose message is neither queued nor running, or a queued one whose
+    message is gone (an operator flushed the queue): whether this call sent it again. A
+    message that still holds the user's turn (parked, or dead) is delivered again in its
+    place; one that is gone is replaced by a new message (guarded on the old message id, so
+    two sweepers never both re-send), grouped by the user for a first-pass job. A queued
+    job's new message is decided as at admission (under the group's lock): born runnable,
+    the job becomes pending in the same transaction."""
     broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
-        message_id = messages.new_message_id()
-        if db.one(cur, "job_resend_one", job_id=job_id, message_id=message_id,
-                  old_message_id=old_message_id) is None:
+        row = db.one(cur, "job_get_one", job_id=job_id, user_id=None)
+        if row is None:
             return False
-        messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+        job = _JobRow(*row)
+        queue, key = _analyze_queue(broker), turn_key(job.user_id)
+        # Under the user's lock (and the group's): two sweeps take turns, and the second finds
+        # the message delivered again or replaced (job_resend_one's guards).
+        cur.execute(user_lock_text(cur, job.user_id) + b";\n" + locks.group_lock_text(cur, queue, key))
+        if job.status == JobStatus.PENDING and broker.redeliver_group_messages(cur, [old_message_id]):
+            return True
+        message_id = messages.new_message_id()
+        row = db.one(cur, "job_resend_one", job_id=job_id, message_id=message_id, old_message_id=old_message_id,
+                     group_queue=queue, group_key=key)
+        if row is None:
+            return False
+        _send_analyze(broker, job_id, message_id, None if job.delta_of_job_id is not None else job.user_id)
     return True
+
+
+def release_ended_turns(ended: Sequence[tuple[int, int, str]], *, broker=None) -> list[int]:
+    """Release the turns that ended jobs ((job id, user id, message id)) still hold — their
+    end committed without the release — and let the users' next jobs run; the promoted
+    jobs. Each user's under the user's lock (a job that ends here has ended: no recheck)."""
+    broker = messages.broker_or_global(broker)
+    if not ended:
+        return []
+    with broker.transaction() as cur:
+        cur.execute(locks.xact_lock_many_text(cur, LOCK_SCOPE, [u for _, u, _ in ended]))
+        return _release_turns(cur, broker, [(u, m) for _, u, m in ended], via="resume")
+
+
+def adopt_promoted(queued: Sequence[tuple[int, int, str]], *, broker=None) -> list[int]:
+    """Queued jobs ((job id, user id, message id)) whose messages the broker promoted outside
+    a job's end become pending, under the users' locks; the ones that did."""
+    broker = messages.broker_or_global(broker)
+    if not queued:
+        return []
+    with broker.transaction() as cur:
+        cur.execute(locks.xact_lock_many_text(cur, LOCK_SCOPE, [u for _, u, _ in queued]))
+        rows = db.many(cur, "jobs_promote_by_message_many", **_turns_of(broker, {u for _, u, _ in queued}),
+                       via="resume")
+    return [r[0] for r in rows]
+
+
+def skipped(job_id: int, message_id: str, *, broker=None) -> bool:
+    """An analyze message of a user's turn that started nothing. Its job is queued: the
+    broker gave it the turn by itself (its sweep, after the message holding the turn was
+    purged), so the job becomes pending, when nothing of the user's is pending or running,
+    and True says "start it again". Otherwise the message is stale (its job ended, was
+    canceled, or has another message now) and is released, so it never keeps the turn;
+    False. A message that holds the turn of a job waiting for it is left alone."""
+    broker = messages.broker_or_global(broker)
+    with broker.transaction() as cur:
+        row = db.one(cur, "job_get_one", job_id=job_id, user_id=None)
+        if row is None:
+            return False
+        job = _JobRow(*row)
+        user_lock(cur, job.user_id)
+        if db.one(cur, "job_turn_holder_one", job_id=job_id, message_id=message_id) is None:
+            _release_turns(cur, broker, [(job.user_id, message_id)], via="completion")
+            return False
+        return bool(db.many(cur, "jobs_promote_by_message_many", **_turns_of(broker, {job.user_id}), via="resume"))
 
 
 def retry_release(job_id: int, user_id: int, *, settings: QueueSettings, now=None, broker=None) -> str | None:
     """A due held-run release: ``expired`` (its window is over: the job fails with
-    ``release_timeout``, refunded, and the user's queue moves on), ``retried`` (a new
-    analyze message tries the release again), or None (another sweep took it)."""
+    ``release_timeout``, refunded, and the user's queue moves on), ``retried`` (a new,
+    ungrouped analyze message tries the release again: the job's first one, parked since
+    its release was deferred, still holds the user's turn), or None (another sweep took it)."""
     broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
         user_lock(cur, user_id)
@@ -530,7 +618,8 @@ def retry_release(job_id: int, user_id: int, *, settings: QueueSettings, now=Non
         if expire:
             ended = _finish_many_locked(cur, broker, [Completion(job_id, user_id, JobStatus.FAILED, RELEASE_TIMEOUT)])
             return "expired" if ended[0] else None
-        messages.send(broker, ANALYZE_ACTOR, args=(job_id,), message_id=message_id)
+        # Ungrouped: the job's first analyze message, parked, holds the user's turn.
+        _send_analyze(broker, job_id, message_id, None)
         return "retried"
 
 

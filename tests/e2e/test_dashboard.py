@@ -112,9 +112,9 @@ def test_a_queued_job_moves_to_running_when_its_predecessor_finishes(server, bro
 
 
 def test_the_retry_button_requeues_a_dead_letter(server, browser, queue_broker, conn):
-    from actors.queue import promote
+    from actors.queue import stall_sweep
 
-    promote.send(12345)
+    stall_sweep.send()
     query(conn, "UPDATE citeq_messages SET state = 'dead', dead_reason = 'boom', finished_at = now()")
     letter = query(conn, "SELECT id FROM citeq_messages")[0][0]
     token = accounts.mint_token(queue_broker, None, operator=True)

@@ -226,7 +226,7 @@ def test_the_report_opens_with_what_needs_attention_in_verdict_order_and_words_n
 
 
 def test_a_red_banner_says_when_work_is_ready_and_no_worker_consumes_its_queue(server, browser, queue_broker, conn):  # noqa: F811
-    from actors.queue import promote
+    from actors.queue import stall_sweep
 
     token = accounts.mint_token(queue_broker, None, operator=True)
     sign_in(browser, server, token, "ops-view")
@@ -236,7 +236,7 @@ def test_a_red_banner_says_when_work_is_ready_and_no_worker_consumes_its_queue(s
     assert declared <= listed  # empty queues are listed too
     assert not visible(browser, "stall-banner")
 
-    promote.send(12345)  # ready work, no worker
+    stall_sweep.send()  # ready work, no worker
     wait_for(lambda: visible(browser, "stall-banner"), message="banner shown")
     assert "queue maintenance has 1 ready message and no live worker consumes it" in text(browser, "stall-banner")
     assert js(browser, "return getComputedStyle(document.getElementById('stall-banner')).backgroundColor") == \
@@ -284,7 +284,7 @@ def test_a_red_banner_says_when_work_is_ready_and_no_worker_consumes_its_queue(s
 
 
 def test_pause_and_resume_a_queue_from_the_operator_view(server, browser, queue_broker, conn):  # noqa: F811
-    from actors.queue import promote
+    from actors.queue import stall_sweep
 
     token = accounts.mint_token(queue_broker, None, operator=True)
     sign_in(browser, server, token, "ops-view")
@@ -298,7 +298,7 @@ def test_pause_and_resume_a_queue_from_the_operator_view(server, browser, queue_
                  message="row shows paused")
         assert "Paused: maintenance" in text(browser, "pause-banner")
 
-        promote.send(12345)
+        stall_sweep.send()
         wait_for(lambda: js(browser, "return document.querySelector('#queue-maintenance td:nth-child(3)').textContent")
                  == "1", message="the message waits in the paused queue")
         assert not visible(browser, "stall-banner")  # paused on purpose is not a missing worker
@@ -313,10 +313,10 @@ def test_pause_and_resume_a_queue_from_the_operator_view(server, browser, queue_
 
 
 def test_retry_and_purge_show_their_result_and_bulk_purge_asks_first(server, browser, queue_broker, conn):  # noqa: F811
-    from actors.queue import promote
+    from actors.queue import stall_sweep
 
-    for user in (1, 2, 3):
-        promote.send(user)
+    for _ in range(3):
+        stall_sweep.send()
     trace = ('Traceback (most recent call last):\n  File "/srv/app/.venv/lib/python3.11/site-packages/dramatiq/worker.py",'
              ' line 1, in process\n  File "/srv/app/analysis/queue/userqueue.py", line 2, in promote\n'
              'RuntimeError: database at /srv/app/.citeq/run refused')
@@ -505,13 +505,13 @@ def test_at_390_px_rows_stack_without_sideways_scrolling_and_the_pages_pass_the_
 
 
 def test_the_operator_view_at_390_px_and_its_accessibility(server, browser, queue_broker, conn):  # noqa: F811
-    from actors.queue import promote
+    from actors.queue import stall_sweep
 
-    promote.send(1)
+    stall_sweep.send()
     query(conn, "UPDATE citeq_messages SET state = 'dead', finished_at = now(), dead_reason = "
                 "'Traceback (most recent call last):\n  File \"/srv/x/y.py\", line 1, in f\nValueError: a very long "
                 "message without spaces_______________________________________________________________end'")
-    promote.send(2)  # ready, no worker: the banner is on
+    stall_sweep.send()  # ready, no worker: the banner is on
     send_invoices(queue_broker, {"a-tenant-key-long-enough-to-need-wrapping-" + "x" * 60: 2})
     sign_in(browser, server, accounts.mint_token(queue_broker, None, operator=True), "ops-view")
     wait_for(lambda: visible(browser, "stall-banner"), message="banner shown")

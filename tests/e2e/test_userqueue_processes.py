@@ -38,6 +38,24 @@ def test_a_killed_worker_loses_no_job_and_the_successor_waits(processes, conn):
 
     os.kill(pid, signal.SIGKILL)
 
+    # The user's turn stays with the killed message: its lease runs out, the same message is
+    # delivered again, and the second job's message is held (its job queued) all along,
+    # seen in one snapshot with the re-delivered message running.
+    def redelivered_while_the_next_waits():
+        rows = query(conn, "SELECT m.attempts, m.state::text, "
+                           "(SELECT state::text FROM citeq_messages n JOIN analysis_jobs s ON s.slot_message_id = n.message_id "
+                           " WHERE s.id = %s), (SELECT status::text FROM analysis_jobs WHERE id = %s) "
+                           "FROM citeq_messages m JOIN analysis_jobs j ON j.slot_message_id = m.message_id WHERE j.id = %s",
+                     second.job_id, second.job_id, first.job_id)
+        attempts, state, next_state, next_status = rows[0]
+        if attempts >= 2 and state == "running":
+            return (next_state, next_status)
+        assert state in ("running", "queued"), f"the first job's message ended before it was seen re-delivered: {state}"
+        assert (next_state, next_status) == ("held", "queued"), "the next job waits while the first is unfinished"
+        return None
+
+    assert wait_for(redelivered_while_the_next_waits, timeout=60, interval=0.02,
+                    message="the killed message re-delivered") == ("held", "queued")
     wait_for(lambda: status(conn, second.job_id) == "succeeded", timeout=60, message="both jobs finished")
     assert status(conn, first.job_id) == "succeeded"
     workers = query(conn, "SELECT DISTINCT pid FROM test_runs WHERE job_id = %s", first.job_id)
@@ -60,13 +78,14 @@ def test_two_schedulers_and_two_workers_promote_and_refund_once(processes, conn)
     for status in ("running", "succeeded"):  # the changes the database allows
         query(conn, "UPDATE analysis_jobs SET status = %s, finished_at = CASE WHEN %s = 'succeeded' THEN now() END "
                     "WHERE id = ANY(%s)", status, status, [jobs[u][0] for u in (1, 2, 3)])
-    # User 4's pending job lost its message.
-    query(conn, "DELETE FROM citeq_messages WHERE message_id = "
-                "(SELECT message_id FROM analysis_jobs WHERE id = %s)", jobs[4][0])
-    # User 5's first job started, but the provider was down and the release window is over.
+    # User 4's messages were lost (an operator flushed them: the pending job's and the held
+    # ones of the queued jobs, which the broker holds now that the user's turn is a group).
+    query(conn, "DELETE FROM citeq_messages WHERE group_key = 'user:4'")
+    # User 5's first job started, but the provider was down (its analyze message parked,
+    # holding the user's turn) and the release window is over.
     first5 = jobs[5][0]
     message_id = query(conn, "SELECT message_id FROM analysis_jobs WHERE id = %s", first5)[0][0]
-    query(conn, "DELETE FROM citeq_messages WHERE message_id = %s", message_id)
+    query(conn, "UPDATE citeq_messages SET state = 'parked', finished_at = now() WHERE message_id = %s", message_id)
     query(conn, "UPDATE analysis_jobs SET status = 'running', started_at = now() WHERE id = %s", first5)
     query(conn, "UPDATE held_runs SET release_attempts = 9, next_attempt_at = now() - interval '1 s', "
                 "window_ends_at = now() - interval '1 s' WHERE job_id = %s", first5)

@@ -73,3 +73,20 @@ def test_ops_route_and_metrics_show_groups(client, ops, queue_broker, conn):  # 
     assert samples[("citeq_group_waiting_keys", (("queue", QUEUE),))] == 1
     assert samples[("citeq_group_in_flight_messages", (("queue", QUEUE),))] == 2
     assert samples[("citeq_group_oldest_held_age_seconds", (("queue", QUEUE),))] >= 90
+
+
+def test_citeq_groups_shows_the_analysis_queues_users(run, queue_broker, conn):
+    from analysis.queue import userqueue
+    from analysis.settings import QueueSettings
+    from tests.integration.conftest import given_user
+
+    for user in (1, 2):
+        thesis, sources = given_user(conn, user)
+        for _ in range(user + 1):
+            userqueue.admit(user, thesis, sources, settings=QueueSettings())
+
+    status, keys, _ = run("groups", "--keys", "--queue", "analysis", "--json")
+    assert status == 0
+    assert sorted((k["group_key"], k["held"], k["in_flight"]) for k in keys) == [("user:1", 1, 1), ("user:2", 2, 1)]
+    status, messages, _ = run("groups", "--queue", "analysis", "--key", "user:2", "--json")
+    assert [m["state"] for m in messages] == ["queued", "held", "held"]

@@ -109,10 +109,10 @@ def test_jobs_job_and_cancel(run, alice):
 
 
 def test_queues_workers_and_dead_letters(run, queue_broker, conn):
-    from actors.queue import promote
+    from actors.queue import stall_sweep
 
-    promote.send(1)
-    promote.send(2)
+    stall_sweep.send()
+    stall_sweep.send()
     query(conn, "UPDATE citeq_messages SET state = 'dead', dead_reason = 'boom', finished_at = now()")
 
     status, queues, _ = run("queues", "--json")

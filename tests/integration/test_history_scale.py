@@ -113,7 +113,7 @@ def test_admission_counts_the_users_active_jobs_from_indexes(history):
     statement = analysis_statement(
         history, "job_admit_one", user_id=USER, thesis_id=thesis, delta_of_job_id=None, cost=1, message_id="m",
         idempotency_key=None, options="{}", document_ids=[thesis], checked=True, max_active_jobs=20,
-        provider="offline")
+        provider="offline", group_queue="analysis", group_key=f"user:{USER}")
     assert history_reads(history, statement) == []
 
 
@@ -128,9 +128,11 @@ def test_queue_figures_read_live_messages_only(history):
 
 
 def test_promotion_and_the_resume_sweeper_read_live_jobs_only(history):
-    assert history_reads(history, analysis_statement(history, "job_promote_next_one", user_id=USER,
-                                                     message_id="m", via="test")) == []
-    assert history_reads(history, analysis_statement(history, "user_stalled_many", limit=100)) == []
+    assert history_reads(history, analysis_statement(history, "jobs_promote_by_message_many", queue_name="analysis",
+                                                     group_keys=[f"user:{USER}"], via="test")) == []
+    assert history_reads(history, analysis_statement(history, "jobs_ended_holding_turn_many",
+                                                     queue_name="analysis", limit=100)) == []
+    assert history_reads(history, analysis_statement(history, "jobs_queued_in_flight_many", limit=100)) == []
     assert history_reads(history, analysis_statement(history, "job_pending_without_message_many", limit=100)) == []
 
 

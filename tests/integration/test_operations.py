@@ -30,14 +30,14 @@ def queue(overview: dict, name: str) -> dict:
 
 
 def test_the_overview_lists_empty_queues_and_flags_ready_work_without_a_worker(client, ops, queue_broker, conn):  # noqa: F811
-    from actors.queue import promote
+    from actors.queue import stall_sweep
 
     empty = client.get("/api/ops/overview", headers=ops).json()
     declared = {q for q in queue_broker.get_declared_queues() if not q.endswith((".DQ", ".XQ"))}
     assert declared <= {q["queue_name"] for q in empty["queues"]}
     assert not any(q["stalled"] for q in empty["queues"])
 
-    promote.send(1)
+    stall_sweep.send()
     found = client.get("/api/ops/overview", headers=ops).json()
     assert queue(found, "maintenance")["ready"] == 1 and queue(found, "maintenance")["stalled"] is True
 
@@ -104,9 +104,9 @@ def test_static_files_and_large_json_are_gzipped_and_static_files_cached(client,
 
     for user in range(1, 40):
         query(conn, "INSERT INTO accounts (user_id, credits) VALUES (%s, 1)", user)
-    from actors.queue import promote
-    for user in range(40):
-        promote.send(user)
+    from actors.queue import stall_sweep
+    for _ in range(40):
+        stall_sweep.send()
     query(conn, "UPDATE citeq_messages SET state = 'dead', dead_reason = 'ValueError: x', finished_at = now()")
     raw = client.get("/api/ops/overview", headers={**ops, "Accept-Encoding": "gzip"})
     assert raw.headers["content-encoding"] == "gzip"

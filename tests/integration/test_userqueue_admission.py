@@ -45,15 +45,19 @@ def test_first_admission_is_pending_charged_held_and_sent(queue_broker, conn):
     assert [r[0] for r in linked] == sorted([thesis, *sources])
 
 
-def test_second_admission_is_queued_without_a_message(queue_broker, conn):
+def test_second_admission_is_queued_and_its_message_is_held_by_the_broker(queue_broker, conn):
     thesis, sources = given_user(conn, 1)
     first = userqueue.admit(1, thesis, sources, settings=QueueSettings())
 
     second = userqueue.admit(1, thesis, sources, settings=QueueSettings())
 
     assert second.status is JobStatus.QUEUED
-    assert query(conn, "SELECT count(*) FROM citeq_messages")[0][0] == 1
     assert statuses(conn, 1) == [(first.job_id, "pending"), (second.job_id, "queued")]
+    # The job's status is its message's: pending <-> runnable, queued <-> held, in the user's group.
+    assert query(conn, "SELECT j.id, j.status::text, m.state::text, m.group_key, m.group_release "
+                       "FROM analysis_jobs j JOIN citeq_messages m ON m.message_id = j.message_id ORDER BY j.id") == [
+        (first.job_id, "pending", "queued", "user:1", "manual"),
+        (second.job_id, "queued", "held", "user:1", "manual")]
 
 
 def test_sixteen_concurrent_admissions_of_one_user(queue_broker, conn):
@@ -188,7 +192,11 @@ def test_delta_recheck_is_born_pending_behind_a_busy_queue(queue_broker, conn):
     delta = userqueue.admit(1, thesis, sources, delta_of_job_id=first.job_id, settings=QueueSettings())
 
     assert delta.status is JobStatus.PENDING
-    assert query(conn, "SELECT count(*) FROM citeq_messages")[0][0] == 2
+    # Its message bypasses the user's group: ungrouped and runnable beside the held one.
+    assert query(conn, "SELECT m.state::text, m.group_key FROM citeq_messages m "
+                       "JOIN analysis_jobs j ON j.message_id = m.message_id WHERE j.id = %s", delta.job_id) == [
+        ("queued", None)]
+    assert query(conn, "SELECT count(*) FROM citeq_messages WHERE state = 'queued'")[0][0] == 2
 
 
 def test_cancel_a_queued_job_refunds_it_and_the_queue_moves_on(queue_broker, conn):
@@ -301,5 +309,7 @@ def test_the_busy_predicate_is_one_view_that_every_queue_query_uses():
     """"The user is busy" is written once (analysis_jobs_blocking); no queue query repeats it."""
     text = (ROOT / "analysis" / "queue" / "queries.sql").read_text()
     assert "delta_of_job_id IS NULL AND status IN ('pending', 'running')" not in text
-    assert text.count("analysis_jobs_blocking") >= 4
+    # The users' turns are the broker's message groups now; the view remains where job rows
+    # decide (admission's active count, the promotions' guard).
+    assert text.count("analysis_jobs_blocking") >= 2
     assert "INSERT INTO analysis_job_events" not in text

@@ -134,43 +134,39 @@ def test_a_duplicate_message_is_skipped(queue_broker, hooked):
     assert query(hooked, "SELECT count(*) FROM test_runs")[0][0] == 1
 
 
-def test_resume_sweeper_promotes_when_the_fast_path_was_lost(queue_broker, queue_worker, hooked):
+def test_resume_sweeper_releases_the_turn_of_a_job_that_ended_without_its_release(queue_broker, queue_worker, hooked):
     thesis, sources = given_user(hooked, 1)
     first = userqueue.admit(1, thesis, sources, options={"hold": "never"}, settings=worker_settings().queue)
     second = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     wait_for(lambda: status(hooked, first.job_id) == "running")
-    # The first job's completion committed without its tail (the process died right after):
+    # The first job's end committed without its release (the process died right after):
     query(hooked, "UPDATE analysis_jobs SET status = 'succeeded', finished_at = now() WHERE id = %s", first.job_id)
-    hooks.set_flag(hooked, "never")
+    assert status(hooked, second.job_id) == "queued"
 
     assert sweepers.resume(settings=worker_settings().queue) == {"stalled_users": 1, "resent": 0}
-    sweepers.resume(settings=worker_settings().queue)  # a second sweep (another scheduler) before the promotion ran
-
-    assert query(hooked, "SELECT count(*) FROM citeq_messages WHERE actor_name = 'promote'")[0][0] == 1
+    # A second sweep (another scheduler) finds nothing left to do.
+    assert sweepers.resume(settings=worker_settings().queue) == {"stalled_users": 0, "resent": 0}
+    hooks.set_flag(hooked, "never")
 
     wait_for(lambda: status(hooked, second.job_id) == "succeeded", message="second job ran")
     assert events(hooked, second.job_id).count("promoted") == 1
 
 
-def test_resume_sweeper_promotes_again_when_its_promotion_died(queue_broker, hooked):
+def test_resume_sweeper_releases_a_turn_held_by_a_dead_letter_of_an_ended_job(queue_broker, hooked):
     thesis, sources = given_user(hooked, 1)
-    first = userqueue.admit(1, thesis, sources, options={"hold": "never"}, settings=worker_settings().queue)
+    first = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
     second = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
-    # The first job ended without its tail, and the sweep's promotion then died unprocessed
-    # (out of deliveries): its idempotency key lives on with the dead message.
+    # The first job ended without its release, and its message then died (out of deliveries):
+    # a dead letter of a manual release holds the user's turn until it is released.
     query(hooked, "UPDATE analysis_jobs SET status = 'running', started_at = now() WHERE id = %s", first.job_id)
     query(hooked, "UPDATE analysis_jobs SET status = 'succeeded', finished_at = now() WHERE id = %s", first.job_id)
-    now = datetime.now(timezone.utc)
-    assert sweepers.resume(now=now, settings=worker_settings().queue)["stalled_users"] == 1
-    query(hooked, "UPDATE citeq_messages SET state = 'dead' WHERE actor_name = 'promote'")
+    query(hooked, "UPDATE citeq_messages SET state = 'dead', finished_at = now() "
+                  "WHERE message_id = (SELECT message_id FROM analysis_jobs WHERE id = %s)", first.job_id)
+    assert queue_broker.group_sweeper.run_once() == 0, "the broker alone does not free the turn"
 
-    sweepers.resume(now=now,
-                    settings=worker_settings().queue)  # the same window: the key still stands, nothing new is sent
-    assert query(hooked, "SELECT count(*) FROM citeq_messages WHERE actor_name = 'promote' AND state = 'queued'")[0][0] == 0
-
-    later = now + timedelta(seconds=sweepers.PROMOTE_WINDOW_SECONDS)
-    assert sweepers.resume(now=later, settings=worker_settings().queue)["stalled_users"] == 1
-    assert query(hooked, "SELECT count(*) FROM citeq_messages WHERE actor_name = 'promote' AND state = 'queued'")[0][0] == 1
+    assert sweepers.resume(settings=worker_settings().queue)["stalled_users"] == 1
+    assert sweepers.resume(settings=worker_settings().queue)["stalled_users"] == 0
+    assert status(hooked, second.job_id) == "pending"
 
     with running_worker(queue_broker, threads=2):
         wait_for(lambda: status(hooked, second.job_id) == "succeeded", message="second job ran")
@@ -284,6 +280,52 @@ def test_complete_job_hook_promotes_in_the_same_transaction(queue_broker, conn):
     assert query(conn, "SELECT f.at < p.at FROM analysis_job_events f, analysis_job_events p "
                        "WHERE f.job_id = %s AND f.event = 'succeeded' AND p.job_id = %s AND p.event = 'promoted'",
                  first.job_id, second.job_id)[0][0]
+
+
+def test_a_job_that_ends_releases_its_turn_and_the_next_message_runs_in_the_same_transaction(queue_broker, conn):
+    thesis, sources = given_user(conn, 1)
+    first, second, third = (userqueue.admit(1, thesis, sources, settings=worker_settings().queue) for _ in range(3))
+    message_id = query(conn, "SELECT message_id FROM analysis_jobs WHERE id = %s", first.job_id)[0][0]
+    userqueue.start_job(first.job_id, message_id, settings=worker_settings().queue)
+
+    userqueue.complete_job(first.job_id, JobStatus.SUCCEEDED)
+
+    rows = query(conn, "SELECT j.id, j.status::text, m.state::text, j.xmin::text, m.xmin::text FROM analysis_jobs j "
+                       "LEFT JOIN citeq_messages m ON m.message_id = j.slot_message_id ORDER BY j.id")
+    # The first job's message never ran here (the job was started directly): withdrawn.
+    assert [r[:3] for r in rows] == [(first.job_id, "succeeded", None),
+                                    (second.job_id, "pending", "queued"),
+                                    (third.job_id, "queued", "held")]
+    # The job's end, the release, the broker's promotion and the next job's status: one transaction.
+    assert rows[0][3] == rows[1][3] == rows[1][4]
+    # Ending it twice releases nothing more.
+    assert userqueue.complete_job(first.job_id, JobStatus.SUCCEEDED) is False
+    assert [r[2] for r in query(conn, "SELECT j.id, j.status::text, m.state::text FROM analysis_jobs j "
+                                      "JOIN citeq_messages m ON m.message_id = j.slot_message_id ORDER BY j.id")] == [
+        "queued", "held"]
+
+
+def test_a_deferred_job_keeps_its_turn_parked_until_it_ends(queue_broker, queue_worker, hooked, monkeypatch):
+    _hold_release_failing(hooked, monkeypatch)
+    thesis, sources = given_user(hooked, 1, credits=2)
+    job = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
+    nxt = userqueue.admit(1, thesis, sources, settings=worker_settings().queue)
+    slot = query(hooked, "SELECT slot_message_id FROM analysis_jobs WHERE id = %s", job.job_id)[0][0]
+    wait_for(lambda: query(hooked, "SELECT state::text FROM citeq_messages WHERE message_id = %s", slot) == [
+        ("parked",)], message="the deferred job's message parked")
+    # Neither the reaper nor the pruning touch it, and the next job waits.
+    assert queue_broker.reap(now=datetime.now(timezone.utc) + timedelta(days=1)) == []
+    queue_broker.prune()
+    assert queue_broker.group_sweeper.run_once() == 0
+    assert query(hooked, "SELECT state::text FROM citeq_messages WHERE message_id = %s", slot) == [("parked",)]
+    assert status(hooked, nxt.job_id) == "queued"
+
+    # The job ends (its release window ran out): the turn is released, the next job runs.
+    hooks.set_flag(hooked, "provider_down", False)
+    assert sweepers.retry_releases(now=datetime.now(timezone.utc) + timedelta(hours=1),
+                                   settings=worker_settings().queue)["expired"] == 1
+    assert query(hooked, "SELECT state::text FROM citeq_messages WHERE message_id = %s", slot) == [("done",)]
+    wait_for(lambda: status(hooked, nxt.job_id) == "succeeded", message="next job ran")
 
 
 def test_one_completion_batch_finishes_jobs_of_several_users_and_promotes_each_next(queue_broker, conn):

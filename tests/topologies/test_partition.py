@@ -154,9 +154,14 @@ def test_a_host_cut_off_longer_than_its_lease_loses_its_work_to_the_other_and_it
     cut_pids = fleet.pids(workers[cut.index])
 
     def moved() -> bool:
+        # Or released by the application: an analyze message holds its user's turn until its
+        # job ends, and the other host's judges may end the job while the cut host's analyze
+        # still runs; the job's end then finishes the message (no worker id) and the user's
+        # next job goes on without waiting for the lease.
         rows = query(conn, "SELECT worker_id, attempts, state FROM citeq_messages WHERE id = ANY(%s)", list(held))
         return len(rows) == len(held) and all(
-            state in ("running", "done") and attempts > 1 and cluster.worker_pid(worker) not in cut_pids
+            (state in ("running", "done") and attempts > 1 and cluster.worker_pid(worker) not in cut_pids)
+            or (state == "done" and worker is None)
             for worker, attempts, state in rows)
 
     try:
@@ -179,9 +184,11 @@ def test_a_host_cut_off_longer_than_its_lease_loses_its_work_to_the_other_and_it
         counts["note"] = f"long cut {cut_seconds:.1f} s > lease {LEASE:.0f} s, {len(held)} messages moved"
     finished_by_cut_host = counts["run_twice"]
     assert finished_by_cut_host == 0, "no message the cut host held was finished under its old lease"
-    # The cut host's actors finished after the link came back: its acks came late and were refused.
-    wait_for(lambda: "late acks rejected" in fleet.log(workers[cut.index]), timeout=60,
-             message="the cut host's late acks reported refused")
+    # The cut host's actors finished after the link came back: its acks of re-delivered
+    # messages came late and were refused (those of released ones are late but harmless).
+    if query(conn, "SELECT count(*) FROM citeq_messages WHERE id = ANY(%s) AND attempts > 1", list(held))[0][0]:
+        wait_for(lambda: "late acks rejected" in fleet.log(workers[cut.index]), timeout=60,
+                 message="the cut host's late acks reported refused")
     conn.close()
 
 
@@ -190,10 +197,17 @@ def test_a_blip_shorter_than_a_lease_re_delivers_nothing(partition, hosts):
     conn = cluster.connect(local)
     workers = _start(fleet, hosts, urls, local)
     jobs = harness.submit_batch(conn)
-    cut = wait_for(lambda: next((h for h in hosts if _held_by(conn, fleet, workers[h.index])
-                                 and harness.judge_calls_in_flight(conn)), None),
-                   timeout=120, interval=0.05, message="a host running judged work")
-    held = dict(_held_by(conn, fleet, workers[cut.index]))
+
+    def host_holding():
+        # What the host held is read in the same poll that chose it: read again, its
+        # messages may have finished in between (the suite failed on that once).
+        for h in hosts:
+            held = _held_by(conn, fleet, workers[h.index])
+            if held and harness.judge_calls_in_flight(conn):
+                return h, dict(held)
+        return None
+
+    cut, held = wait_for(host_holding, timeout=120, interval=0.05, message="a host running judged work")
 
     cut.cut()
     time.sleep(SHORT_CUT)  # the fault's length, not a synchronisation
