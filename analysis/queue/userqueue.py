@@ -527,6 +527,12 @@ def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
 # -- the sweeps' transitions -----------------------------------------------------------------
 
 
+def _job(cur, job_id: int) -> _JobRow | None:
+    """The job (any user's), or None when there is none."""
+    row = db.one(cur, "job_get_one", job_id=job_id, user_id=None)
+    return None if row is None else _JobRow(*row)
+
+
 def resend(job_id: int, old_message_id: str, *, broker=None) -> bool:
     """A pending job whose message is neither queued nor running, or a queued one whose
     message is gone (an operator flushed the queue): whether this call sent it again. A
@@ -537,10 +543,9 @@ def resend(job_id: int, old_message_id: str, *, broker=None) -> bool:
     the job becomes pending in the same transaction."""
     broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
-        row = db.one(cur, "job_get_one", job_id=job_id, user_id=None)
-        if row is None:
+        job = _job(cur, job_id)
+        if job is None:
             return False
-        job = _JobRow(*row)
         queue, key = _analyze_queue(broker), turn_key(job.user_id)
         # Under the user's lock (and the group's): two sweeps take turns, and the second finds
         # the message delivered again or replaced (job_resend_one's guards).
@@ -590,10 +595,9 @@ def skipped(job_id: int, message_id: str, *, broker=None) -> bool:
     False. A message that holds the turn of a job waiting for it is left alone."""
     broker = messages.broker_or_global(broker)
     with broker.transaction() as cur:
-        row = db.one(cur, "job_get_one", job_id=job_id, user_id=None)
-        if row is None:
+        job = _job(cur, job_id)
+        if job is None:
             return False
-        job = _JobRow(*row)
         user_lock(cur, job.user_id)
         if db.one(cur, "job_turn_holder_one", job_id=job_id, message_id=message_id) is None:
             _release_turns(cur, broker, [(job.user_id, message_id)], via="completion")
