@@ -16,7 +16,7 @@ from periodiq import cron
 
 from analysis.pipeline import analyze as pipeline
 from analysis import maintenance
-from analysis.queue import sweepers, userqueue
+from analysis.queue import sweepers, userqueue, work
 
 from . import config
 from .serialized import current_job, hand_back
@@ -29,7 +29,7 @@ def _pipeline_work(job, settings):
 
 # The one wiring of the pipeline into the queue: the analyze actor's work, by name
 # (CITEQ_ANALYZE_WORK, default "pipeline"), with the worker's pipeline settings.
-userqueue.register_work("pipeline", _pipeline_work)
+work.register_work("pipeline", _pipeline_work)
 
 #: A real analysis may take long; the stall sweeper and leases cover dead workers.
 ANALYZE_TIME_LIMIT_MS = 6 * 3600 * 1000

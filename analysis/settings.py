@@ -112,7 +112,7 @@ class QueueSettings(JudgeChoice):
     analyze_seconds: float = env_field(
         0.0, "CITEQ_ANALYZE_SECONDS", "duration of the benchmarks' simulated analysis "
         "(CITEQ_ANALYZE_WORK=simulated, scripts/bench_queue.py)", ge=0)
-    #: Name of the registered work an analysis does (``userqueue.register_work``): ``pipeline``
+    #: Name of the registered work an analysis does (``analysis.queue.work.register_work``): ``pipeline``
     #: (extract, then judge per citation; registered by the actors); tests and benchmarks
     #: register stand-ins in the modules their workers load.
     analyze_work: str = env_field(

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 import dramatiq  # noqa: E402
 
 from analysis.settings import QueueSettings
-from analysis.queue import userqueue  # noqa: E402
+from analysis.queue import userqueue, work  # noqa: E402
 from scripts._benchdb import Workers, database, sql  # noqa: E402
 
 #: Targets of issue 3.
@@ -65,7 +65,7 @@ def simulated_work(job, settings) -> None:
 
 #: The name the workers (which import this module next to ``actors``) know it by.
 SIMULATED = "simulated"
-userqueue.register_work(SIMULATED, simulated_work)
+work.register_work(SIMULATED, simulated_work)
 
 
 def declare_noop():

@@ -5,7 +5,7 @@ and the sweeps' transitions (resend, release retry, fail lost work). The Dramati
 middleware (actors/serialized.py) only adapts: it starts the jobs of the messages it is
 handed and passes on the :class:`~analysis.queue.jobs.Outcome` the work returned. The work
 itself (the pipeline, or a test's stand-in) is registered by name
-(:func:`register_work`) and returns an outcome; a later pipeline step that may end the job
+(:func:`analysis.queue.work.register_work`) and returns an outcome; a later pipeline step that may end the job
 runs through :func:`settle`, which applies the outcome it returns in the step's transaction.
 
 The user's turn is a message group (broker/groups.py, issue 25): a first-pass job's
@@ -45,7 +45,7 @@ import psycopg2.errors
 from broker import locks
 
 from analysis import db, inputs, messages
-from analysis.queue import credits
+from analysis.queue import credits, work
 from analysis.errors import (
     BudgetExhausted,
     DocumentNotReady,
@@ -372,14 +372,14 @@ def run_job(job: Job, held_status: str, *, settings: QueueSettings, broker=None)
         logger.info("held run not releasable", extra={"action": "release_skipped", "job_id": job.id,
                                                       "held_status": held_status})
         return Outcome.deferred()
-    return _registered(WORKLOADS, "work", settings.analyze_work)(job, settings) or Outcome.succeeded()
+    return work.registered(work.WORKLOADS, "work", settings.analyze_work)(job, settings) or Outcome.succeeded()
 
 
 def _release(job: Job, broker, settings: QueueSettings) -> bool:
     """Check the provider and release the held run; False when it must wait (deferred)."""
     if settings.release_check:
         try:
-            _registered(RELEASE_CHECKS, "release check", settings.release_check)(job)
+            work.registered(work.RELEASE_CHECKS, "release check", settings.release_check)(job)
         except TransientReleaseError as exc:
             defer_release(job.id, str(exc), broker=broker, settings=settings)
             return False
@@ -625,41 +625,3 @@ def retry_release(job_id: int, user_id: int, *, settings: QueueSettings, now=Non
         # Ungrouped: the job's first analyze message, parked, holds the user's turn.
         _send_analyze(broker, job_id, message_id, None)
         return "retried"
-
-
-# -- registered work and release checks ---------------------------------------------------------
-
-#: What a job's work is: it gets the job and the queue settings and returns an outcome
-#: (None: succeeded); an exception fails the job.
-Work = Callable[[Job, QueueSettings], "Outcome | None"]
-#: Checks the judge provider before a held run is released; raises
-#: :class:`~analysis.errors.TransientReleaseError` while it is unavailable.
-ReleaseCheck = Callable[[Job], None]
-
-#: Work by name; ``CITEQ_ANALYZE_WORK`` chooses one. The actors register the pipeline
-#: (``pipeline``); tests and benchmarks register their stand-ins in a module the worker
-#: loads next to the actors (``dramatiq actors tests.e2e.hooks``).
-WORKLOADS: dict[str, Work] = {}
-#: Release checks by name; ``CITEQ_RELEASE_CHECK`` chooses one (empty: no check, the
-#: offline judge needs no provider).
-RELEASE_CHECKS: dict[str, ReleaseCheck] = {}
-
-
-def register_work(name: str, work: Work) -> Work:
-    """Make ``work`` the job work named ``name`` in this process (``CITEQ_ANALYZE_WORK``)."""
-    WORKLOADS[name] = work
-    return work
-
-
-def register_release_check(name: str, check: ReleaseCheck) -> ReleaseCheck:
-    """Make ``check`` the release check named ``name`` in this process (``CITEQ_RELEASE_CHECK``)."""
-    RELEASE_CHECKS[name] = check
-    return check
-
-
-def _registered(registry: dict[str, Callable], kind: str, name: str) -> Callable:
-    try:
-        return registry[name]
-    except KeyError:
-        raise LookupError(f"no {kind} is registered as {name!r} in this process (registered: "
-                          f"{', '.join(sorted(registry)) or 'none'})") from None

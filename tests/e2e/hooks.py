@@ -25,7 +25,7 @@ import psycopg2
 from analysis.errors import TransientReleaseError
 from analysis.pipeline.judging.offline import OfflineJudge
 from analysis.pipeline.judging.registry import register_judge_factory
-from analysis.queue import userqueue
+from analysis.queue.work import register_release_check, register_work
 
 #: The names this module registers its work, release check and judge under.
 WORK = RELEASE_CHECK = "hooks"
@@ -123,6 +123,6 @@ def held_judge() -> OfflineJudge:
     return _HeldJudge()
 
 
-userqueue.register_work(WORK, work)
-userqueue.register_release_check(RELEASE_CHECK, release_check)
+register_work(WORK, work)
+register_release_check(RELEASE_CHECK, release_check)
 register_judge_factory(HELD_JUDGE, held_judge)
