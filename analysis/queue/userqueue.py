@@ -37,8 +37,6 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
-from typing import NamedTuple
 
 import psycopg2.errors
 
@@ -46,6 +44,14 @@ from broker import locks
 
 from analysis import db, inputs, messages
 from analysis.queue import credits, work
+from analysis.queue.rows import (
+    AdmitRow,
+    DeferredRelease,
+    DocumentRow,
+    FinishedRow,
+    JobRow,
+    StartedRow,
+)
 from analysis.errors import (
     BudgetExhausted,
     DocumentNotReady,
@@ -70,68 +76,6 @@ logger = logging.getLogger(__name__)
 LOCK_SCOPE = "analysis_queue"
 
 ANALYZE_ACTOR = "analyze"
-
-
-# -- rows, as the named queries return them ---------------------------------------------
-
-
-class _AdmitRow(NamedTuple):
-    """``job_admit_one``: an earlier admission with the key, the facts checked, the new job."""
-
-    existing_id: int | None
-    existing_status: str | None
-    balance: int | None
-    active_jobs: int
-    budget_exhausted: bool
-    job_id: int | None
-    status: str | None
-
-
-class _DocumentRow(NamedTuple):
-    """``admission_documents_many``: one of the user's documents (id None: none of them)."""
-
-    id: int | None
-    kind: str | None
-    status: str | None
-    doi: str | None
-    delta_base_found: bool
-
-
-class _JobRow(NamedTuple):
-    """``job_get_one``."""
-
-    id: int
-    user_id: int
-    status: str
-    delta_of_job_id: int | None
-
-
-class _StartedRow(NamedTuple):
-    """``job_start_many``: a job now running, and its held run's status."""
-
-    id: int
-    user_id: int
-    thesis_id: int
-    delta_of_job_id: int | None
-    options: dict | None
-    held_status: str
-    message_id: str
-
-
-class _FinishedRow(NamedTuple):
-    """``job_finish_many``: a job that ended, and the message that holds its user's turn
-    (None for a delta re-check)."""
-
-    job_id: int
-    user_id: int
-    slot_message_id: str | None
-
-
-class DeferredRelease(NamedTuple):
-    """``held_run_defer_one``: the held run's failed attempts so far, and its next one."""
-
-    attempts: int
-    next_attempt_at: datetime
 
 
 # -- the lock ---------------------------------------------------------------------------
@@ -260,7 +204,7 @@ def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id:
         # user queue behind.
         queue = _analyze_queue(broker)
         lock = user_lock_text(cur, user_id) + b";\n" + locks.group_lock_text(cur, queue, turn_key(user_id))
-        admitted = _AdmitRow(*db.one_after(
+        admitted = AdmitRow(*db.one_after(
             cur, lock, "job_admit_one", user_id=user_id, thesis_id=thesis_id, group_queue=queue,
             group_key=turn_key(user_id),
             delta_of_job_id=delta_of_job_id, cost=settings.job_cost, message_id=message_id, idempotency_key=idempotency_key,
@@ -281,7 +225,7 @@ def _admit(broker, connection, settings: QueueSettings, user_id: int, thesis_id:
     return Admission(job_id=job_id, status=JobStatus(status), created=True)
 
 
-def _refusal(user_id, delta_of_job_id, facts: _AdmitRow, refusal, settings: QueueSettings) -> Exception:
+def _refusal(user_id, delta_of_job_id, facts: AdmitRow, refusal, settings: QueueSettings) -> Exception:
     """The first check that refused an admission, in the order the checks are documented."""
     if facts.balance is None:
         return UnknownUser(user_id=user_id)
@@ -302,7 +246,7 @@ def _check_documents(cur, user_id, thesis_id, source_ids, delta_of_job_id) -> Ex
     Runs before the user's lock: documents and jobs of a user change only through their
     own uploads and admissions, not under a running admission's feet.
     """
-    rows = [_DocumentRow(*r) for r in db.many(cur, "admission_documents_many", user_id=user_id,
+    rows = [DocumentRow(*r) for r in db.many(cur, "admission_documents_many", user_id=user_id,
                                               delta_of_job_id=delta_of_job_id, ids=[thesis_id, *source_ids])]
     if not rows[0].delta_base_found:
         return UnknownJob(job_id=delta_of_job_id)
@@ -338,7 +282,7 @@ def start_jobs(starts: Sequence[tuple[int, str]], *, settings: QueueSettings,
                broker=None) -> list[tuple[Job, str] | None]:
     """:func:`start_job` for many (job id, message id) pairs in one statement, in order."""
     ordered = sorted(starts)  # rows are locked in id order: two batches cannot deadlock
-    rows = [_StartedRow(*r) for r in db.many_on(
+    rows = [StartedRow(*r) for r in db.many_on(
         messages.broker_or_global(broker), "job_start_many", job_ids=[s[0] for s in ordered],
         message_ids=[s[1] for s in ordered], release=not settings.release_check)]
     by_message = {(row.id, row.message_id): row for row in rows}
@@ -437,7 +381,7 @@ def complete_job(job_id: int, outcome: JobStatus | str, *, reason: str | None = 
         row = db.one_on(broker, "job_get_one", job_id=job_id, user_id=None)
         if row is None:
             raise UnknownJob(job_id=job_id)
-        user_id = _JobRow(*row).user_id
+        user_id = JobRow(*row).user_id
     return complete_jobs([Completion(job_id, user_id, JobStatus(outcome), reason)], broker=broker)[0]
 
 
@@ -483,7 +427,7 @@ def _finish_many_locked(cur, broker, completions: Sequence[Completion], *, lock:
         if c.outcome not in (JobStatus.SUCCEEDED, JobStatus.FAILED):
             raise ValueError(f"a running job ends succeeded or failed, not {c.outcome.value}")
     reasons = [c.reason or ("failed" if c.outcome is JobStatus.FAILED else None) for c in completions]
-    rows = [_FinishedRow(*r) for r in db.many_after(
+    rows = [FinishedRow(*r) for r in db.many_after(
         cur, lock, "job_finish_many", job_ids=[c.job_id for c in completions],
         user_ids=[c.user_id for c in completions], outcomes=[c.outcome.value for c in completions], reasons=reasons)]
     finished = {row.job_id for row in rows}
@@ -513,7 +457,7 @@ def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
         row = db.one(cur, "job_get_one", job_id=job_id, user_id=user_id)
         if row is None:
             raise UnknownJob(job_id=job_id)
-        job = _JobRow(*row)
+        job = JobRow(*row)
         user_lock(cur, job.user_id)
         canceled = db.one(cur, "job_cancel_one", job_id=job_id)
         if canceled is None:
@@ -527,10 +471,10 @@ def cancel(job_id: int, *, user_id: int | None = None, broker=None) -> None:
 # -- the sweeps' transitions -----------------------------------------------------------------
 
 
-def _job(cur, job_id: int) -> _JobRow | None:
+def _job(cur, job_id: int) -> JobRow | None:
     """The job (any user's), or None when there is none."""
     row = db.one(cur, "job_get_one", job_id=job_id, user_id=None)
-    return None if row is None else _JobRow(*row)
+    return None if row is None else JobRow(*row)
 
 
 def resend(job_id: int, old_message_id: str, *, broker=None) -> bool:
