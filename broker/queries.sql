@@ -305,7 +305,24 @@ WITH done AS (
 ), promoted AS (
     UPDATE citeq_messages m SET state = 'queued'
     WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state = 'held'
-    RETURNING m.id
+    RETURNING m.id, m.queue_name, m.eta
+), woken AS (
+    -- The promoted messages wake their queues as messages_insert_many's do: a queue with a
+    -- due one is notified unless a due message of it was already waiting (this statement's
+    -- snapshot: before the promotion); a delayed one notifies its eta. Not the row trigger
+    -- of schema/0045 (schema/0067 leaves promotions out of it): its "no earlier due message"
+    -- probe read the queue's whole claim index whenever the promoted message was older than
+    -- the ones waiting, as a key's next message usually is.
+    SELECT CASE WHEN q.due AND NOT EXISTS (SELECT 1 FROM citeq_messages w
+                                           WHERE w.state = 'queued' AND w.queue_name = q.queue_name
+                                             AND w.eta <= now())
+                THEN pg_notify('citeq_wakeup', q.queue_name) END AS now_due,
+           CASE WHEN q.next_eta IS NOT NULL
+                THEN pg_notify('citeq_wakeup',
+                               q.queue_name || ' ' || greatest(extract(epoch FROM q.next_eta - clock_timestamp()), 0)::text)
+                END AS later
+    FROM (SELECT queue_name, bool_or(eta <= now()) AS due, min(eta) FILTER (WHERE eta > now()) AS next_eta
+          FROM promoted GROUP BY queue_name) AS q
 ), rejected AS (
     -- a NOTICE when the fence refused some (read by MessageStore.exchange, see schema/0022)
     SELECT citeq_grouped_acks_rejected((SELECT count(*) FROM done) - (SELECT count(*) FROM finished)
@@ -313,7 +330,7 @@ WITH done AS (
 )
 SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id FROM finished
 WHERE (SELECT n FROM rejected) IS NOT NULL
-UNION ALL SELECT 'promoted', id FROM promoted;
+UNION ALL SELECT 'promoted', id FROM promoted WHERE (SELECT count(*) FROM woken) >= 0;
 
 -- grouped_messages_release_many --
 -- The application's release of messages whose group_release is 'manual' (MessageStore.
@@ -377,9 +394,26 @@ WITH target AS (
     WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state = 'held'
       -- after the released rows are written (the unique index of concurrency 1 checks each row)
       AND (SELECT count(*) FROM finished) + (SELECT count(*) FROM withdrawn) + (SELECT count(*) FROM gave_up) >= 0
-    RETURNING m.message_id, m.queue_name, m.group_key
+    RETURNING m.message_id, m.queue_name, m.group_key, m.eta
+), woken AS (
+    -- The promoted messages wake their queues as messages_insert_many's do: a queue with a
+    -- due one is notified unless a due message of it was already waiting (this statement's
+    -- snapshot: before the promotion); a delayed one notifies its eta. Not the row trigger
+    -- of schema/0045 (schema/0067 leaves promotions out of it): its "no earlier due message"
+    -- probe read the queue's whole claim index whenever the promoted message was older than
+    -- the ones waiting, as a key's next message usually is.
+    SELECT CASE WHEN q.due AND NOT EXISTS (SELECT 1 FROM citeq_messages w
+                                           WHERE w.state = 'queued' AND w.queue_name = q.queue_name
+                                             AND w.eta <= now())
+                THEN pg_notify('citeq_wakeup', q.queue_name) END AS now_due,
+           CASE WHEN q.next_eta IS NOT NULL
+                THEN pg_notify('citeq_wakeup',
+                               q.queue_name || ' ' || greatest(extract(epoch FROM q.next_eta - clock_timestamp()), 0)::text)
+                END AS later
+    FROM (SELECT queue_name, bool_or(eta <= now()) AS due, min(eta) FILTER (WHERE eta > now()) AS next_eta
+          FROM promoted GROUP BY queue_name) AS q
 )
-SELECT message_id, queue_name, group_key FROM promoted;
+SELECT message_id, queue_name, group_key FROM promoted WHERE (SELECT count(*) FROM woken) >= 0;
 
 -- grouped_messages_redeliver_many --
 -- Deliver again messages whose release is manual and that hold their slot without running:
