@@ -76,8 +76,10 @@ WITH inserted AS (
            CASE WHEN citeq_group_has_room(%(queue_name)s, %(group_key)s, %(group_limit)s)
                 THEN 'queued' ELSE 'held' END::citeq_message_state,
            %(group_key)s, %(group_limit)s, %(group_release)s,
+           -- (a retry is sent while the message it retries still runs: never 'done', so
+           -- the lookup reads the live rows' message_id index, not the whole table)
            coalesce((SELECT min(group_seq) FROM citeq_messages
-                     WHERE message_id = %(message_id)s AND queue_name = %(queue_name)s
+                     WHERE message_id = %(message_id)s AND state <> 'done' AND queue_name = %(queue_name)s
                        AND group_key = %(group_key)s),
                     nextval('citeq_group_seq'))
     ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
