@@ -345,10 +345,17 @@ UNION ALL SELECT 'promoted', id FROM promoted WHERE (SELECT count(*) FROM woken)
 -- which are subtracted). Anything else (done, unknown ids, released already) is left alone,
 -- so releasing twice changes nothing. Returns the promoted messages.
 -- @prepared
+-- The rows are found by message id first (the live rows' index), then locked by id: asked
+-- for them in id order, a generic plan planned for "a few rows" read the whole primary key
+-- and filtered it (every message of the table, done ones included, per release).
 SET LOCAL plan_cache_mode = force_generic_plan;
-WITH target AS (
+SET LOCAL enable_seqscan = off;
+WITH named AS MATERIALIZED (
+    SELECT m.id FROM citeq_messages m
+    WHERE m.message_id = ANY (%(message_ids)s::text[]) AND m.state <> 'done'
+), target AS (
     SELECT m.id, m.state, m.queue_name, m.group_key FROM citeq_messages m
-    WHERE m.message_id = ANY (%(message_ids)s::text[]) AND m.state <> 'done' AND m.group_release = 'manual'
+    WHERE m.id = ANY (ARRAY(SELECT id FROM named)) AND m.state <> 'done' AND m.group_release = 'manual'
       AND (m.queue_name, m.group_key) IN (SELECT * FROM unnest(%(queues)s::text[], %(keys)s::text[]))
     ORDER BY m.id
     FOR UPDATE

@@ -104,8 +104,9 @@ def _analyze_queue(broker) -> str:
 
 
 def _turns_of(broker, user_ids) -> dict:
-    """The parameters naming these users' groups (jobs_promote_by_message_many)."""
-    return {"queue_name": _analyze_queue(broker), "group_keys": [turn_key(u) for u in sorted(user_ids)]}
+    """The parameters naming these users and their groups (jobs_promote_by_message_many)."""
+    users = sorted(int(u) for u in user_ids)
+    return {"queue_name": _analyze_queue(broker), "group_keys": [turn_key(u) for u in users], "user_ids": users}
 
 
 def _release_turns(cur, broker, turns: Sequence[tuple[int, str]], via: str) -> list[int]:

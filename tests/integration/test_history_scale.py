@@ -98,14 +98,20 @@ def history_reads(conn, statement: bytes) -> list[str]:
     return found
 
 
+def _last_statement(query: str) -> str:
+    """The statement a named query runs, without the ``SET LOCAL`` lines sent ahead of it
+    (split as broker/sql.py prepares it)."""
+    return query.strip().rstrip(";").rpartition(";\n")[2]
+
+
 def analysis_statement(conn, name: str, **params) -> bytes:
     with conn.cursor() as cur:
-        return cur.mogrify(analysis_db.QUERIES[name], params)
+        return cur.mogrify(_last_statement(analysis_db.QUERIES[name]), params)
 
 
 def broker_statement(conn, name: str, **params) -> bytes:
     with conn.cursor() as cur:
-        return cur.mogrify(broker_sql.broker_queries()[name], params)
+        return cur.mogrify(_last_statement(broker_sql.broker_queries()[name]), params)
 
 
 def test_admission_counts_the_users_active_jobs_from_indexes(history):
@@ -122,6 +128,22 @@ def test_a_users_job_list_reads_that_users_jobs_only(history):
     assert history_reads(history, statement) == []
 
 
+def test_a_grouped_send_reads_live_messages_only(history):
+    """A send to a key looks up an earlier send of the same message id (a retry keeps its
+    place): through the live rows' index, never the done ones."""
+    statement = broker_statement(
+        history, "grouped_message_insert_one", message_id="old-17", queue_name="analysis", actor_name="analyze",
+        payload=b"{}", delay_ms=0, idempotency_key=None, priority=0, group_key=f"user:{USER}", group_limit=1,
+        group_release="manual")
+    assert history_reads(history, statement) == []
+
+
+def test_a_release_of_grouped_messages_reads_live_messages_only(history):
+    statement = broker_statement(history, "grouped_messages_release_many", message_ids=["old-17", "new-1"],
+                                 queues=["analysis"], keys=[f"user:{USER}"])
+    assert history_reads(history, statement) == []
+
+
 def test_queue_figures_read_live_messages_only(history):
     assert history_reads(history, broker_statement(history, "queue_stats_many")) == []
     assert history_reads(history, broker_statement(history, "messages_count_unfinished_one", queue_name="analysis")) == []
@@ -129,7 +151,8 @@ def test_queue_figures_read_live_messages_only(history):
 
 def test_promotion_and_the_resume_sweeper_read_live_jobs_only(history):
     assert history_reads(history, analysis_statement(history, "jobs_promote_by_message_many", queue_name="analysis",
-                                                     group_keys=[f"user:{USER}"], via="test")) == []
+                                                     group_keys=[f"user:{USER}"], user_ids=[USER],
+                                                     via="test")) == []
     assert history_reads(history, analysis_statement(history, "jobs_ended_holding_turn_many",
                                                      queue_name="analysis", limit=100)) == []
     assert history_reads(history, analysis_statement(history, "jobs_queued_in_flight_many", limit=100)) == []
