@@ -359,6 +359,13 @@ class PostgresConsumer(Consumer):
             room = max(hold - self.state.outstanding, 0)  # acks already freed their slots
             pending = self.state.finished_pending
             due = self.state.due(hold, low_water)
+            # Room for the keys' next messages this step promotes: a worker that finished a
+            # grouped message may claim its key's next in the same step, whatever its window
+            # says now (it held the finished one until a moment ago, so it never holds more
+            # than it did). Otherwise a step due by its linger, or with the window shrunk to
+            # the prefetch after a short claim, promoted heads it could not take: each became
+            # 'queued' (a second row version, the row trigger, a NOTIFY) for another claim.
+            room = max(room, len(self.state.group_acks) + len(self.state.group_nacks))
         if due and (room or pending):
             marks = self.state.marks()
             claimed = self._exchange(room)

@@ -15,7 +15,7 @@ ungrouped messages run in parallel. This middleware only validates the options a
 the message's key (and its actor's concurrency and release) into its options at send, where
 the retry of a message finds them again; the decisions are the broker's, in SQL under the
 key's advisory lock (broker/store.py, broker/queries.sql: grouped_message_insert_one,
-grouped_messages_finish_many, grouped_messages_release_many).
+grouped_messages_exchange_many, grouped_messages_finish_many, grouped_messages_release_many).
 
 **Manual release: a message that holds its key until the application says its work is
 done.** A message's handler may start work that outlives it (it sends more messages, it

@@ -345,9 +345,9 @@ class PostgresBroker(dramatiq.Broker):
         """Write acks/nacks and claim up to ``limit`` messages; return (claimed, finished count).
         ``grouped``: (acks, nacks, keys) of grouped messages, finished with their keys'
         promotions under the keys' locks in the same round trip (MessageStore.exchange)."""
-        rows, rejected = self.store.exchange(queue_name, acks, nacks, limit, self.worker_id, grouped)
+        rows = self.store.exchange(queue_name, acks, nacks, limit, self.worker_id, grouped)
         claimed = []
-        finished = 0 if grouped is None else len(grouped[0]) + len(grouped[1]) - rejected
+        finished = 0
         for kind, row_id, token, payload, _, _ in rows:
             if kind != "claimed":
                 finished += 1

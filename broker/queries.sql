@@ -255,8 +255,15 @@ WITH done AS (
                 %(nack_exc_types)s::text[], %(nack_exc_args)s::jsonb[])
          AS n(id, token, reason, exc_type, exc_args)
 ), locked AS (
-    SELECT m.id FROM citeq_messages m
-    WHERE m.id = ANY (ARRAY(SELECT id FROM done)) AND m.state = 'running'
+    -- The finished rows by id through the primary key only, as in messages_exchange_many:
+    -- "running" is spelled lease_expires_at IS NOT NULL and a released one is read in the
+    -- same probe. Spelled with state = 'running' / state = 'done', the generic plan read
+    -- them through the partial leases and finished indexes, scanning every running row and
+    -- every finished one (a drain's whole history) on each grouped step: at 5,000 finished
+    -- rows 2 ms of a 5.5 ms statement (EXPLAIN ANALYZE, issue 25's 100-key drain).
+    SELECT m.id, m.lease_expires_at IS NULL AS released, m.lease_token FROM citeq_messages m
+    WHERE m.id = ANY (ARRAY(SELECT id FROM done))
+      AND (m.lease_expires_at IS NOT NULL OR (m.state = 'done' AND m.group_release = 'manual'))
     ORDER BY m.id
     FOR UPDATE
 ), finished AS (
@@ -270,15 +277,14 @@ WITH done AS (
         worker_id = CASE WHEN d.acked THEN m.worker_id END,
         lease_token = CASE WHEN d.acked THEN m.lease_token END
     FROM done d
-    WHERE m.id = d.id AND m.lease_token = d.token AND m.state = 'running'
+    WHERE m.id = d.id AND m.lease_token = d.token AND m.lease_expires_at IS NOT NULL
       AND m.id = ANY (ARRAY(SELECT id FROM locked))
     RETURNING m.id, d.acked, m.queue_name, m.group_key, m.group_release
 ), released_before AS (
     -- Acks and nacks of messages the application released while they ran (release_many
     -- finished them, lease token kept): late, but not a zombie's.
-    SELECT count(*) AS n FROM citeq_messages m JOIN done d ON m.id = d.id
-    WHERE m.id = ANY (ARRAY(SELECT id FROM done)) AND m.state = 'done' AND m.lease_token = d.token
-      AND m.group_release = 'manual'
+    SELECT count(*) AS n FROM locked l JOIN done d ON d.id = l.id AND d.token = l.lease_token
+    WHERE l.released
 ), keys AS (
     SELECT queue_name, group_key, count(*) AS freed FROM finished
     WHERE group_key IS NOT NULL AND group_release IS DISTINCT FROM 'manual'
@@ -333,6 +339,141 @@ WITH done AS (
 SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id FROM finished
 WHERE (SELECT n FROM rejected) IS NOT NULL
 UNION ALL SELECT 'promoted', id FROM promoted WHERE (SELECT count(*) FROM woken) >= 0;
+
+-- grouped_messages_exchange_many --
+-- messages_exchange_many for a consumer step that finishes grouped messages, sent right after
+-- the advisory locks of their keys (broker/locks.py): the acks and nacks of both kinds are
+-- written, the keys' next messages promoted as grouped_messages_finish_many promotes them
+-- (the same snapshot arithmetic under the same locks), and the claim picks among the
+-- queue's due queued messages *and* the heads promoted here, in the claim's one order
+-- (priority, eta, id), up to %(limit)s. A head the claim picks goes from 'held' straight to
+-- 'running' under this worker's lease; a head it does not pick (no room, not due, the queue
+-- paused) becomes 'queued' as before, and its row trigger wakes the other consumers.
+--
+-- Why one statement and not the finish followed by messages_exchange_many: in a drain of
+-- 100 keys nearly every claimed message is a head promoted in the same step, and each cost
+-- a second row version (held -> queued -> running, with their index entries), the
+-- per-row trigger of 'queued' rows (its NOT EXISTS and, as no earlier message was queued,
+-- a NOTIFY that serialized the commit and woke every consumer of the queue), and a
+-- second statement. Messages claimed are the same ones the two statements would have
+-- claimed: a promoted head is picked only when it ranks within the first %(limit)s of the
+-- queued messages and the heads together.
+--
+-- Lock order as in messages_exchange_many and the two statements before it: the finished
+-- rows first (in id order), then the promoted heads (in id order), then the queued rows
+-- with SKIP LOCKED. ack_ids/nack_*: messages without a group (or of manual release, which
+-- free nothing); group_ack_ids/group_nack_*: those whose finish frees a slot of their
+-- key, whose keys were locked. Returns what messages_exchange_many returns, the grouped
+-- finished rows among the acked and nacked.
+-- @prepared
+SET LOCAL plan_cache_mode = force_generic_plan;
+SET LOCAL synchronous_commit = off;
+WITH done AS (
+    SELECT a.id, a.token, NULL::text AS reason, NULL::text AS exc_type, NULL::jsonb AS exc_args, true AS acked,
+           false AS frees
+    FROM unnest(%(ack_ids)s::bigint[], %(ack_tokens)s::uuid[]) AS a(id, token)
+    UNION ALL
+    SELECT n.id, n.token, n.reason, n.exc_type, n.exc_args, false, false
+    FROM unnest(%(nack_ids)s::bigint[], %(nack_tokens)s::uuid[], %(nack_reasons)s::text[],
+                %(nack_exc_types)s::text[], %(nack_exc_args)s::jsonb[])
+         AS n(id, token, reason, exc_type, exc_args)
+    UNION ALL
+    SELECT a.id, a.token, NULL, NULL, NULL, true, true
+    FROM unnest(%(group_ack_ids)s::bigint[], %(group_ack_tokens)s::uuid[]) AS a(id, token)
+    UNION ALL
+    SELECT n.id, n.token, n.reason, n.exc_type, n.exc_args, false, true
+    FROM unnest(%(group_nack_ids)s::bigint[], %(group_nack_tokens)s::uuid[], %(group_nack_reasons)s::text[],
+                %(group_nack_exc_types)s::text[], %(group_nack_exc_args)s::jsonb[])
+         AS n(id, token, reason, exc_type, exc_args)
+), locked AS (
+    -- By id through the primary key only (see messages_exchange_many).
+    SELECT m.id, m.lease_expires_at IS NULL AS released, m.lease_token FROM citeq_messages m
+    WHERE m.id = ANY (ARRAY(SELECT id FROM done))
+      AND (m.lease_expires_at IS NOT NULL OR (m.state = 'done' AND m.group_release = 'manual'))
+    ORDER BY m.id
+    FOR UPDATE
+), finished AS (
+    UPDATE citeq_messages m
+    SET state = CASE WHEN NOT d.acked THEN 'dead' WHEN m.group_release = 'manual' THEN 'parked'
+                     ELSE 'done' END::citeq_message_state,
+        finished_at = now(), lease_expires_at = NULL,
+        dead_reason = d.reason, dead_exception = d.exc_type, dead_exception_args = d.exc_args,
+        worker_id = CASE WHEN d.acked THEN m.worker_id END,
+        lease_token = CASE WHEN d.acked THEN m.lease_token END
+    FROM done d
+    WHERE m.id = d.id AND m.lease_token = d.token AND m.lease_expires_at IS NOT NULL
+      AND m.id = ANY (ARRAY(SELECT id FROM locked))
+    RETURNING m.id, d.acked, d.frees, m.queue_name, m.group_key, m.group_release
+), released AS (
+    SELECT l.id, d.acked FROM locked l JOIN done d ON d.id = l.id AND d.token = l.lease_token WHERE l.released
+), free AS (
+    SELECT queue_name, group_key, count(*) AS freed FROM finished
+    WHERE frees AND group_key IS NOT NULL AND group_release IS DISTINCT FROM 'manual'
+    GROUP BY queue_name, group_key
+), heads AS (
+    -- As in grouped_messages_finish_many: per key, as many of its held messages (in its
+    -- order) as its limit leaves room for, counted in this snapshot less what is finished here.
+    SELECT h.id
+    FROM free f
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS n FROM citeq_messages m
+        WHERE (m.state IN ('queued', 'running', 'parked') OR (m.state = 'dead' AND m.group_release = 'manual'))
+          AND m.group_key IS NOT NULL AND m.queue_name = f.queue_name AND m.group_key = f.group_key) AS busy
+    CROSS JOIN LATERAL (
+        SELECT h.id FROM citeq_messages h
+        WHERE h.state = 'held' AND h.queue_name = f.queue_name AND h.group_key = f.group_key
+        ORDER BY h.group_seq, h.id
+        LIMIT greatest(coalesce((SELECT h1.group_limit FROM citeq_messages h1
+                                 WHERE h1.state = 'held' AND h1.queue_name = f.queue_name
+                                   AND h1.group_key = f.group_key
+                                 ORDER BY h1.group_seq, h1.id LIMIT 1), 0)
+                       - (busy.n - f.freed), 0)
+    ) AS h
+), promotable AS (
+    -- The heads locked, in id order, after the finished rows (a flush may have taken one).
+    SELECT m.id, m.queue_name, m.priority, m.eta FROM citeq_messages m
+    WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state = 'held'
+    ORDER BY m.id
+    FOR UPDATE
+), queued AS (
+    SELECT id, priority, eta FROM citeq_messages
+    WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta <= now()
+      -- Claim only after the finished rows and the heads are locked (see the lock order).
+      AND (SELECT count(*) FROM promotable) >= 0
+      AND NOT EXISTS (SELECT 1 FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s)
+    ORDER BY priority, eta, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), picked AS (
+    SELECT c.id FROM (
+        SELECT id, priority, eta FROM queued
+        UNION ALL
+        SELECT id, priority, eta FROM promotable
+        WHERE queue_name = %(queue_name)s AND eta <= now()
+          AND NOT EXISTS (SELECT 1 FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s)
+    ) AS c
+    ORDER BY c.priority, c.eta, c.id
+    LIMIT %(limit)s
+), claimed AS (
+    UPDATE citeq_messages m
+    SET state = 'running', worker_id = %(worker_id)s, lease_token = gen_random_uuid(),
+        lease_expires_at = now() + %(lease_seconds)s * interval '1 second',
+        attempts = m.attempts + 1, started_at = now()
+    WHERE m.id = ANY (ARRAY(SELECT id FROM picked)) AND m.state IN ('queued', 'held')
+    RETURNING m.id, m.lease_token, m.payload, m.priority, m.eta
+), promoted AS (
+    -- The heads the claim did not pick wait 'queued' for any consumer.
+    UPDATE citeq_messages m SET state = 'queued'
+    WHERE m.id = ANY (ARRAY(SELECT id FROM promotable WHERE id <> ALL (ARRAY(SELECT id FROM picked))))
+      AND m.state = 'held'
+    RETURNING m.id
+)
+SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id, NULL::text, NULL::bytea, NULL::int,
+       NULL::timestamptz
+FROM finished
+UNION ALL SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END, id, NULL, NULL, NULL, NULL FROM released
+UNION ALL SELECT 'claimed', id, lease_token::text, payload, priority, eta FROM claimed
+ORDER BY 5, 6, 2;
 
 -- grouped_messages_release_many --
 -- The application's release of messages whose group_release is 'manual' (MessageStore.

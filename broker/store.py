@@ -135,26 +135,25 @@ class MessageStore:
     # -- consuming -------------------------------------------------------------------------
 
     def exchange(self, queue_name: str, acks, nacks, limit: int, worker_id: str,
-                 grouped: tuple | None = None) -> tuple[list[tuple], int]:
+                 grouped: tuple | None = None) -> list[tuple]:
         """Write acks/nacks (fenced by lease token) and claim up to ``limit`` messages, in one
-        statement; rows of (kind, id, token, payload, …). With ``grouped`` (acks, nacks and
-        keys of grouped messages): those are finished first, their keys' next messages
-        promoted under the keys' locks, all in the same round trip and transaction (so the
-        claim may take what was promoted); and how many of them the fence refused."""
+        statement; rows of (kind, id, token, payload, …): a row 'acked' or 'nacked' for each
+        ack or nack written, 'claimed' for each message claimed. With ``grouped`` (acks,
+        nacks and keys of grouped messages): the keys' locks and then one statement that
+        finishes both kinds, promotes the keys' next messages and claims among the queued
+        ones and those promoted (grouped_messages_exchange_many), in one round trip."""
         params = self._exchange_params(queue_name, acks, nacks, limit, worker_id)
         if grouped is None or not grouped[2]:
-            return self.connector.execute("messages_exchange_many", **params), 0
+            return self.connector.execute("messages_exchange_many", **params)
         g_acks, g_nacks, keys = grouped
-        groups = [(queue_name, k) for k in sorted(keys)]
+        params.update(
+            group_ack_ids=[a[0] for a in g_acks], group_ack_tokens=[a[1] for a in g_acks],
+            group_nack_ids=[n[0] for n in g_nacks], group_nack_tokens=[n[1] for n in g_nacks],
+            group_nack_reasons=[n[2] for n in g_nacks], group_nack_exc_types=[n[3] for n in g_nacks],
+            group_nack_exc_args=[n[4] for n in g_nacks])
         with self.connector.connection() as conn, conn.cursor() as cur:
-            cur.execute(b";\n".join([
-                locks.group_locks_text(cur, groups),
-                self.queries.text(cur, "grouped_messages_finish_many", **self._finish_params(g_acks, g_nacks, groups)),
-                self.queries.text(cur, "messages_exchange_many", **params),
-            ]))
-            rows = cur.fetchall()
-            rejected = _rejected_notices(conn)
-        return rows, rejected
+            return self.queries.many_after(cur, locks.group_locks_text(cur, [(queue_name, k) for k in sorted(keys)]),
+                                           "grouped_messages_exchange_many", **params)
 
     @staticmethod
     def _finish_params(acks, nacks, groups) -> dict:

@@ -17,6 +17,7 @@ import psycopg2.errors
 import pytest
 
 from broker import PostgresBroker, locks
+from broker.controls import pause_queue, resume_queue
 from tests.conftest import query, wait_for
 
 
@@ -570,3 +571,74 @@ def test_the_sweep_does_not_wait_on_a_transaction_holding_a_keys_lock(broker, ru
     broker.group_sweeper.run_once()
     # Promoted by a later sweep: this one, or the lease keeper's if it came first.
     assert query(runs, "SELECT count(*) FROM citeq_messages WHERE state = 'queued'") == [(1,)]
+
+
+def test_a_head_promoted_by_a_step_is_claimed_in_the_claims_order(broker, runs):
+    """The step that finishes a key's message claims among the queued messages and the heads
+    it promotes, lowest priority value first: an urgent message already queued goes before
+    the promoted head when there is room for one; the head, not picked, is queued for the
+    next claim (not lost, not skipped); with room for both, both are claimed, the head
+    straight from 'held'."""
+    @dramatiq.actor(group_by=lambda key: key, priority=10)
+    def step(key):
+        pass
+
+    @dramatiq.actor(priority=0)
+    def urgent():
+        pass
+
+    step.send("k")
+    step.send("k")
+    (first,), _ = broker.exchange(step.queue_name, [], [], 5)
+    urgent.send()
+    claimed, finished = broker.exchange(step.queue_name, [], [], 1,
+                                        ([(first.row_id, first.lease_token)], [], {"k"}))
+    assert finished == 1
+    assert [m.actor_name for m in claimed] == ["urgent"]
+    assert query(runs, "SELECT actor_name, state::text FROM citeq_messages ORDER BY id") == [
+        ("step", "done"), ("step", "queued"), ("urgent", "running")]
+    (head,), _ = broker.exchange(step.queue_name, [], [], 1)
+    assert head.actor_name == "step"
+
+    step.send("j")
+    step.send("j")
+    (j1,), _ = broker.exchange(step.queue_name, [], [], 1)
+    urgent.send()
+    claimed, _ = broker.exchange(step.queue_name, [], [], 5, ([(j1.row_id, j1.lease_token)], [], {"j"}))
+    assert [(m.actor_name, m.row_id) for m in claimed] == [("urgent", j1.row_id + 2), ("step", j1.row_id + 1)]
+    assert query(runs, "SELECT state::text FROM citeq_messages WHERE id = %s", j1.row_id + 1) == [("running",)]
+
+
+def test_a_step_on_a_paused_queue_finishes_and_promotes_but_claims_nothing(broker, runs):
+    @dramatiq.actor(group_by=lambda key: key)
+    def step(key):
+        pass
+
+    step.send("k")
+    step.send("k")
+    (first,), _ = broker.exchange(step.queue_name, [], [], 5)
+    pause_queue(broker, step.queue_name)
+    claimed, finished = broker.exchange(step.queue_name, [], [], 5,
+                                        ([(first.row_id, first.lease_token)], [], {"k"}))
+    assert (claimed, finished) == ([], 1)
+    assert query(runs, "SELECT state::text FROM citeq_messages ORDER BY id") == [("done",), ("queued",)]
+    resume_queue(broker, step.queue_name)
+    (second,), _ = broker.exchange(step.queue_name, [], [], 5)
+    assert second.row_id == first.row_id + 1
+
+
+def test_a_head_not_yet_due_is_promoted_but_not_claimed(broker, runs):
+    """A key's next message sent with a delay holds the key's place; the step that frees the
+    key promotes it but does not claim it before its eta."""
+    @dramatiq.actor(group_by=lambda key: key)
+    def step(key):
+        pass
+
+    step.send("k")
+    step.send_with_options(args=("k",), delay=3_600_000)
+    (first,), _ = broker.exchange(step.queue_name, [], [], 5)
+    claimed, finished = broker.exchange(step.queue_name, [], [], 5,
+                                        ([(first.row_id, first.lease_token)], [], {"k"}))
+    assert (claimed, finished) == ([], 1)
+    assert query(runs, "SELECT state::text, eta > now() FROM citeq_messages ORDER BY id") == [
+        ("done", False), ("queued", True)]

@@ -40,3 +40,27 @@ def test_the_batch_is_capped_and_can_be_turned_off():
     off = consumer(batch_max=0)
     off.backlog, off.rate = True, 1_000_000.0
     assert off.window() == (16, 8)
+
+
+def test_a_step_that_finishes_grouped_messages_has_room_for_their_keys_next():
+    """Finishing grouped messages promotes their keys' next ones in the same step; the step
+    claims room for as many, even when its window is full (a step due only because its
+    acks lingered), so the finishing worker can take them rather than queue them for others."""
+    state = QueueState()
+    limits = []
+
+    def exchange(queue_name, acks, nacks, limit, grouped=None):
+        limits.append((limit, len(grouped[0]) if grouped else 0))
+        return [], len(acks) + (len(grouped[0]) if grouped else 0)
+
+    broker = SimpleNamespace(settings=BrokerSettings(batch_max=0), queue_state=lambda name: state, exchange=exchange)
+    c = PostgresConsumer(broker, "default", 4, 1000)
+    with state.cond:
+        state.outstanding = 7  # 4 held by the window, 3 of them grouped and about to be acked
+    for n in range(3):
+        state.finish(ack=(n, f"token-{n}"), group_key=f"k{n}")
+    with state.cond:
+        state.outstanding = 4  # the window is full again (claimed meanwhile)
+        state.finished_since -= 1.0  # the acks lingered long enough to be written
+    c._step()
+    assert limits == [(3, 3)]
