@@ -348,7 +348,9 @@ UNION ALL SELECT 'promoted', id FROM promoted WHERE (SELECT count(*) FROM woken)
 -- queue's due queued messages *and* the heads promoted here, in the claim's one order
 -- (priority, eta, id), up to %(limit)s. A head the claim picks goes from 'held' straight to
 -- 'running' under this worker's lease; a head it does not pick (no room, not due, the queue
--- paused) becomes 'queued' as before, and its row trigger wakes the other consumers.
+-- paused) becomes 'queued' as before, and wakes the other consumers as
+-- grouped_messages_finish_many's promotions do (woken, below), unless a due message this step
+-- leaves waiting was already queued.
 --
 -- Why one statement and not the finish followed by messages_exchange_many: in a drain of
 -- 100 keys nearly every claimed message is a head promoted in the same step, and each cost
@@ -466,13 +468,28 @@ WITH done AS (
     UPDATE citeq_messages m SET state = 'queued'
     WHERE m.id = ANY (ARRAY(SELECT id FROM promotable WHERE id <> ALL (ARRAY(SELECT id FROM picked))))
       AND m.state = 'held'
-    RETURNING m.id
+    RETURNING m.id, m.queue_name, m.eta
+), woken AS (
+    -- As in grouped_messages_finish_many, except that a message this step claims does not
+    -- count as waiting: the heads left queued are news to the other consumers when nothing
+    -- else due is left for them.
+    SELECT CASE WHEN q.due AND NOT EXISTS (SELECT 1 FROM citeq_messages w
+                                           WHERE w.state = 'queued' AND w.queue_name = q.queue_name
+                                             AND w.eta <= now() AND w.id <> ALL (ARRAY(SELECT id FROM picked)))
+                THEN pg_notify('citeq_wakeup', q.queue_name) END AS now_due,
+           CASE WHEN q.next_eta IS NOT NULL
+                THEN pg_notify('citeq_wakeup',
+                               q.queue_name || ' ' || greatest(extract(epoch FROM q.next_eta - clock_timestamp()), 0)::text)
+                END AS later
+    FROM (SELECT queue_name, bool_or(eta <= now()) AS due, min(eta) FILTER (WHERE eta > now()) AS next_eta
+          FROM promoted GROUP BY queue_name) AS q
 )
 SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END AS kind, id, NULL::text, NULL::bytea, NULL::int,
        NULL::timestamptz
 FROM finished
 UNION ALL SELECT CASE WHEN acked THEN 'acked' ELSE 'nacked' END, id, NULL, NULL, NULL, NULL FROM released
 UNION ALL SELECT 'claimed', id, lease_token::text, payload, priority, eta FROM claimed
+WHERE (SELECT count(*) FROM woken) >= 0
 ORDER BY 5, 6, 2;
 
 -- grouped_messages_release_many --

@@ -45,8 +45,9 @@ def heard_until_marker(listener, db) -> list[str]:
     return heard[:heard.index(MARKER)]
 
 
-def grouped(broker, release=None):
+def grouped(broker, release=None, priority=0):
     options = {} if release is None else {"group_release": release}
+    options["priority"] = priority
 
     @dramatiq.actor(broker=broker, actor_name="export", queue_name="mail", max_retries=0, **options)
     def export(n):
@@ -129,3 +130,54 @@ def test_a_delayed_next_message_notifies_its_eta_when_promoted(broker, conn, db,
     [payload] = heard_until_marker(listener, db)
     queue, seconds = payload.split(" ")
     assert queue == "mail" and 50 < float(seconds) <= 60
+
+
+def test_a_head_a_consumer_step_promotes_but_cannot_claim_wakes_the_others(broker, conn, db, listener):
+    """The step that finishes a key's message claims the key's next one itself when it has
+    room (no wake-up needed: it runs here); with no room left it queues it and wakes the
+    queue's other consumers."""
+    export = grouped(broker)
+    export.send_with_options(args=(1,), group_key="k")
+    export.send_with_options(args=(2,), group_key="k")
+    first = claim_one(broker)
+    heard_until_marker(listener, db)
+
+    claimed, finished = broker.exchange("mail", [], [], 0, ([(first.row_id, first.lease_token)], [], {"k"}))
+
+    assert (claimed, finished) == ([], 1)
+    assert query(conn, "SELECT state::text FROM citeq_messages ORDER BY id") == [("done",), ("queued",)]
+    assert heard_until_marker(listener, db) == ["mail"]
+
+
+def test_a_head_a_consumer_step_claims_itself_wakes_nobody(broker, conn, db, listener):
+    export = grouped(broker)
+    export.send_with_options(args=(1,), group_key="k")
+    export.send_with_options(args=(2,), group_key="k")
+    first = claim_one(broker)
+    heard_until_marker(listener, db)
+
+    claimed, _ = broker.exchange("mail", [], [], 5, ([(first.row_id, first.lease_token)], [], {"k"}))
+
+    assert len(claimed) == 1
+    assert heard_until_marker(listener, db) == []
+
+
+def test_a_step_that_claims_the_waiting_message_still_wakes_for_the_head_it_left(broker, conn, db, listener):
+    """A due message was waiting, but this step claims it: the head it leaves queued is the
+    only work left for the others, so they are woken."""
+    export = grouped(broker, priority=10)
+
+    @dramatiq.actor(broker=broker, actor_name="urgent", queue_name="mail", priority=0)
+    def urgent():
+        pass
+
+    export.send_with_options(args=(1,), group_key="k")
+    export.send_with_options(args=(2,), group_key="k")
+    first = claim_one(broker)
+    urgent.send()  # ungrouped, due, and first in the claim's order
+    heard_until_marker(listener, db)
+
+    claimed, _ = broker.exchange("mail", [], [], 1, ([(first.row_id, first.lease_token)], [], {"k"}))
+
+    assert [m.actor_name for m in claimed] == ["urgent"]
+    assert heard_until_marker(listener, db) == ["mail"]
