@@ -458,6 +458,21 @@ def ensure_database(admin_url: str, dbname: str, *, recreate: bool = False) -> N
         conn.close()
 
 
+def sql(url: str, statement: str, *params):
+    """Run one statement on its own autocommit connection; its rows, if any (the benchmarks'
+    and the chaos run's helper)."""
+    import psycopg2
+
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            cur.execute(statement, params)
+            return cur.fetchall() if cur.description else None
+    finally:
+        conn.close()
+
+
 def with_dbname(url: str, dbname: str) -> str:
     """Return ``url`` pointing at another database on the same server."""
     from urllib.parse import urlsplit, urlunsplit

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from citeq.devdb import sql  # noqa: F401 - the benchmarks' one-statement helper
+
 
 def database(name: str) -> str:
     """A fresh, migrated database ``name`` (dropped first if it exists); its URL."""
@@ -16,20 +18,6 @@ def database(name: str) -> str:
     url = with_dbname(admin, name)
     migrate(url)
     return url
-
-
-def sql(url: str, statement: str, *params):
-    """Run one statement on its own autocommit connection; its rows, if any."""
-    import psycopg2
-
-    conn = psycopg2.connect(url)
-    conn.autocommit = True
-    try:
-        with conn.cursor() as cur:
-            cur.execute(statement, params)
-            return cur.fetchall() if cur.description else None
-    finally:
-        conn.close()
 
 
 class Workers:

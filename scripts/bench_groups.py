@@ -5,8 +5,8 @@
 
 Figures, all on this machine, side by side:
 
-* drain: a backlog of --messages no-op messages (scripts/groups_app.py) is sent first, then
-  real worker processes (``dramatiq scripts.groups_app``) start; the rate counts from the
+* drain: a backlog of --messages no-op messages (citeq/groupsbench/app.py) is sent first, then
+  real worker processes (``dramatiq citeq.groupsbench.app``) start; the rate counts from the
   first poll after the workers are up until nothing of the queue is held, queued or running
   (polled every 20 ms). Scenarios: no keys (the ungrouped drain, run first and again last),
   1 key (strictly one at a time), 100 keys and 10,000 keys (messages spread round-robin);
@@ -52,7 +52,7 @@ def unfinished(url: str, queue: str) -> int:
 
 def drain(url: str, app, processes: int, threads: int, total: int) -> tuple[float, float]:
     """Start workers on the backlog and wait until it is gone; (messages per second, seconds)."""
-    workers = Workers(url, processes, threads, modules=("scripts.groups_app",))
+    workers = Workers(url, processes, threads, modules=("citeq.groupsbench.app",))
     try:
         left0 = unfinished(url, app.QUEUE)
         t0 = time.perf_counter()
@@ -109,7 +109,7 @@ def main() -> None:
     args = parser.parse_args()
     url = database("citeq_bench_groups")
     os.environ["DATABASE_URL"] = url
-    from scripts import groups_app as app
+    from citeq.groupsbench import app
 
     sql(url, app.SCHEMA)
     n, p, t = args.messages, args.processes, args.threads

@@ -1,4 +1,4 @@
-"""Message groups under real `dramatiq` worker processes (scripts/groups_app.py): a worker
+"""Message groups under real `dramatiq` worker processes (citeq/groupsbench/app.py): a worker
 SIGKILLed mid-message, a PostgreSQL restart, and a CI-sized chaos run."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import dramatiq
 import psycopg2
 import pytest
 
-from scripts import chaos_groups
+from citeq.groupsbench import chaos as chaos_groups
 from tests.conftest import query, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ class Workers:
 
     def start(self, threads: int = 4) -> subprocess.Popen:
         log = (self.tmp_path / f"worker-{len(self.procs)}.log").open("w")
-        proc = subprocess.Popen([DRAMATIQ, "scripts.groups_app", "--processes", "1", "--threads", str(threads),
+        proc = subprocess.Popen([DRAMATIQ, "citeq.groupsbench.app", "--processes", "1", "--threads", str(threads),
                                  "--path", "."], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
         self.procs.append(proc)
@@ -50,7 +50,7 @@ class Workers:
 @pytest.fixture
 def app(db, conn, monkeypatch, tmp_path):
     monkeypatch.setenv("DATABASE_URL", db)
-    from scripts import groups_app
+    from citeq.groupsbench import app as groups_app
 
     groups_app.broker.settings.database_url = db
     dramatiq.set_broker(groups_app.broker)

@@ -179,3 +179,17 @@ def test_the_analysis_layers_order_queue_below_pipeline_below_surface():
     assert _analysis_layer("analysis.queue.userqueue") < _analysis_layer("analysis.pipeline.analyze") \
         < _analysis_layer("analysis.surface.report")
     assert _analysis_layer("analysis.pipeline.judging.lexical.cues") == _analysis_layer("analysis.pipeline.judging")
+
+
+def test_no_package_and_no_test_imports_a_script():
+    """scripts/ holds command lines; what the packages and the tests use of them lives in a
+    package (citeq/evaluation, citeq/groupsbench), so a script stays a thin command line."""
+    wrong = []
+    for path in [*(ROOT / "tests").rglob("*.py"), *(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))]:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            wrong += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in names
+                      if n == "scripts" or n.startswith("scripts.")]
+    assert not wrong, "\n".join(wrong)

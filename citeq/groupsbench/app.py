@@ -1,6 +1,6 @@
 """The worker module of the message-group benchmark and chaos run (and their tests).
 
-    DATABASE_URL=... dramatiq scripts.groups_app --processes 1 --threads 8
+    DATABASE_URL=... dramatiq citeq.groupsbench.app --processes 1 --threads 8
 
 * ``noop_grouped(key, n)``: nothing, grouped by ``key``; ``noop_plain(n)``: nothing, no group
   (the drain benchmark sends the same messages with and without keys);
