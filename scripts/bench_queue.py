@@ -218,6 +218,21 @@ def _transaction_connection(url: str):
     return conn
 
 
+def admitted_backlog(url: str, users: int, per_user: int = 5):
+    """``users`` x ``per_user`` no-op jobs admitted on one connection, not yet committed (its
+    commit is what the drains time), the users' first jobs pending and the rest queued; the
+    connection."""
+    from analysis.queue import userqueue
+
+    docs = given_users(url, range(1, users + 1), credits=per_user)
+    conn = _transaction_connection(url)
+    settings = QueueSettings.from_env()
+    for _ in range(per_user):
+        for user in range(1, users + 1):
+            userqueue.admit(user, *docs[user], connection=conn, settings=settings)
+    return conn
+
+
 def bench_throughput(url: str, users: int, per_user: int, processes: int, threads: int) -> tuple[float, float]:
     from analysis.queue import userqueue
 
@@ -234,11 +249,7 @@ def bench_throughput(url: str, users: int, per_user: int, processes: int, thread
         wait_until(url, DRAINED)
         raw = total / (time.perf_counter() - t0)
 
-        docs = given_users(url, range(1, users + 1), credits=per_user)
-        conn = _transaction_connection(url)
-        for _ in range(per_user):
-            for user in range(1, users + 1):
-                userqueue.admit(user, *docs[user], connection=conn, settings=QueueSettings.from_env())
+        conn = admitted_backlog(url, users, per_user)
         conn.commit()
         # Statistics as autovacuum keeps them in a running system, not those of the table
         # before this bulk load (TRUNCATE keeps the old ones).

@@ -296,13 +296,7 @@ def rounds(args, url, data_dir, broker, noop, userqueue, bq, count_dir: Path) ->
                     broker.enqueue_many([noop.message(i) for i in range(total)])
             raw_delta = measured(meter, raw, bq.DRAINED)
 
-            docs = bq.given_users(url, range(1, args.users + 1), credits=5)
-            conn = bq._transaction_connection(url)
-            from analysis.settings import QueueSettings
-            settings = QueueSettings.from_env()
-            for _ in range(5):
-                for user in range(1, args.users + 1):
-                    userqueue.admit(user, *docs[user], connection=conn, settings=settings)
+            conn = bq.admitted_backlog(url, args.users)
             sql(url, "ANALYZE analysis_jobs, held_runs, citeq_messages")
             jobs_delta = measured(meter, conn.commit, bq.ALL_JOBS_DONE)
             conn.close()
