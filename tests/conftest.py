@@ -161,6 +161,16 @@ def conn(db):
     c.close()
 
 
+def sigint_as_on_a_terminal() -> None:
+    """``preexec_fn`` for a child a test stops with SIGINT (Ctrl-C, a fast shutdown): SIGINT at
+    its default, as a terminal gives it. A suite started in the background by a non-interactive
+    shell (``make test &``) inherits SIGINT ignored, and then Python installs no
+    KeyboardInterrupt handler and bash cannot trap it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def wait_for(predicate, timeout: float = 30.0, interval: float = 0.02, message: str = "condition"):
     """Poll ``predicate`` until it returns something truthy (returned); fail at the deadline."""
     deadline = time.monotonic() + timeout

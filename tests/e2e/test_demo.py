@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, query
+from tests.conftest import ROOT, query, sigint_as_on_a_terminal
 
 pytestmark = pytest.mark.e2e
 
@@ -53,7 +53,7 @@ def test_ctrl_c_stops_the_demo_and_its_processes(db, conn, tmp_path):
     env = dict(os.environ, DATABASE_URL=db, CITEQ_HOME=str(tmp_path), PYTHONUNBUFFERED="1",
                CITEQ_DEMO_JUDGE_SECONDS="2", CITEQ_ANALYZE_SECONDS="30")
     proc = subprocess.Popen([str(CITEQ), "demo"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, preexec_fn=sigint_as_on_a_terminal)
     seen = []
     for line in proc.stdout:
         seen.append(line)

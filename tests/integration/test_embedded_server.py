@@ -11,7 +11,7 @@ import psycopg2
 import pytest
 
 from citeq import devdb
-from tests.conftest import query
+from tests.conftest import query, sigint_as_on_a_terminal
 
 
 @pytest.fixture
@@ -83,7 +83,8 @@ def test_an_old_server_still_running_on_that_folder_is_shut_down_first(private_s
     # and that exits on SIGINT (a fast shutdown), as a PostgreSQL 16 server would.
     # It says "ready" once its trap is set: a SIGINT before that would end it as killed (-2).
     old = subprocess.Popen(["/old/bin/postgres", "-c", 'trap "kill $!; exit 0" INT; sleep 300 & echo ready; wait',
-                            "-D", str(private_server.data_dir)], executable="/bin/bash", stdout=subprocess.PIPE)
+                            "-D", str(private_server.data_dir)], executable="/bin/bash", stdout=subprocess.PIPE,
+                           preexec_fn=sigint_as_on_a_terminal)
     assert old.stdout.readline() == b"ready\n"
     reaper = threading.Thread(target=old.wait)  # so the stand-in does not linger as a zombie
     reaper.start()
