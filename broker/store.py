@@ -146,34 +146,29 @@ class MessageStore:
         if grouped is None or not grouped[2]:
             return self.connector.execute("messages_exchange_many", **params)
         g_acks, g_nacks, keys = grouped
-        params.update(
-            group_ack_ids=[a[0] for a in g_acks], group_ack_tokens=[a[1] for a in g_acks],
-            group_nack_ids=[n[0] for n in g_nacks], group_nack_tokens=[n[1] for n in g_nacks],
-            group_nack_reasons=[n[2] for n in g_nacks], group_nack_exc_types=[n[3] for n in g_nacks],
-            group_nack_exc_args=[n[4] for n in g_nacks])
+        params.update(self._ack_params(g_acks, g_nacks, prefix="group_"))
         with self.connector.connection() as conn, conn.cursor() as cur:
             return self.queries.many_after(cur, locks.group_locks_text(cur, [(queue_name, k) for k in sorted(keys)]),
                                            "grouped_messages_exchange_many", **params)
 
     @staticmethod
-    def _finish_params(acks, nacks, groups) -> dict:
+    def _ack_params(acks, nacks, prefix: str = "") -> dict:
+        """Acks ((id, token)) and nacks ((id, token, reason, exception type, its args)) as the
+        parameter arrays of the finishing statements, named with ``prefix``."""
         return {
-            "ack_ids": [a[0] for a in acks], "ack_tokens": [a[1] for a in acks],
-            "nack_ids": [n[0] for n in nacks], "nack_tokens": [n[1] for n in nacks],
-            "nack_reasons": [n[2] for n in nacks], "nack_exc_types": [n[3] for n in nacks],
-            "nack_exc_args": [n[4] for n in nacks],
-            "queues": [g[0] for g in groups], "keys": [g[1] for g in groups],
+            f"{prefix}ack_ids": [a[0] for a in acks], f"{prefix}ack_tokens": [a[1] for a in acks],
+            f"{prefix}nack_ids": [n[0] for n in nacks], f"{prefix}nack_tokens": [n[1] for n in nacks],
+            f"{prefix}nack_reasons": [n[2] for n in nacks], f"{prefix}nack_exc_types": [n[3] for n in nacks],
+            f"{prefix}nack_exc_args": [n[4] for n in nacks],
         }
+
+    @classmethod
+    def _finish_params(cls, acks, nacks, groups) -> dict:
+        return {**cls._ack_params(acks, nacks), "queues": [g[0] for g in groups], "keys": [g[1] for g in groups]}
 
     def _exchange_params(self, queue_name: str, acks, nacks, limit: int, worker_id: str) -> dict:
         return dict(
-            ack_ids=[a[0] for a in acks],
-            ack_tokens=[a[1] for a in acks],
-            nack_ids=[n[0] for n in nacks],
-            nack_tokens=[n[1] for n in nacks],
-            nack_reasons=[n[2] for n in nacks],
-            nack_exc_types=[n[3] for n in nacks],
-            nack_exc_args=[n[4] for n in nacks],
+            **self._ack_params(acks, nacks),
             queue_name=queue_name,
             limit=limit,
             worker_id=worker_id,
