@@ -7,13 +7,21 @@ from pathlib import Path
 
 from citeq.devdb import sql  # noqa: F401 - the benchmarks' one-statement helper
 
+#: The embedded server's data directory when :func:`database` started it (its CPU is ours to read).
+_embedded_data: Path | None = None
+
 
 def database(name: str) -> str:
     """A fresh, migrated database ``name`` (dropped first if it exists); its URL."""
     from broker.migrate import migrate
     from citeq.devdb import EmbeddedPostgres, ensure_database, with_dbname
 
-    admin = os.environ.get("DATABASE_URL") or EmbeddedPostgres.for_name("main").start()
+    global _embedded_data
+    if os.environ.get("DATABASE_URL"):
+        admin = os.environ["DATABASE_URL"]
+    else:
+        server = EmbeddedPostgres.for_name("main")
+        admin, _embedded_data = server.start(), server.data_dir
     ensure_database(admin, name, recreate=True)
     url = with_dbname(admin, name)
     migrate(url)
@@ -56,3 +64,25 @@ def proc_cpu_seconds(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return 0.0
+
+
+def server_cpu_seconds() -> float | None:
+    """CPU seconds used so far by the embedded PostgreSQL server (postmaster and every process
+    under it), or None when DATABASE_URL named a server that is not ours to see."""
+    if _embedded_data is None:
+        return None
+    import psutil
+
+    try:
+        pid = int(Path(_embedded_data, "postmaster.pid").read_text().split()[0])
+        root = psutil.Process(pid)
+        total = 0.0
+        for proc in [root, *root.children(recursive=True)]:
+            try:
+                t = proc.cpu_times()
+                total += t.user + t.system
+            except psutil.Error:
+                pass
+        return total
+    except (OSError, ValueError, psutil.Error):
+        return None

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scripts._benchdb import Workers, database, sql  # noqa: E402
+from scripts._benchdb import Workers, database, server_cpu_seconds, sql  # noqa: E402
 
 #: Targets of issue 25.
 TARGET_RATIO = 0.7
@@ -50,19 +50,42 @@ def unfinished(url: str, queue: str) -> int:
                     "AND state IN ('held', 'queued', 'running')", queue)[0][0]
 
 
-def drain(url: str, app, processes: int, threads: int, total: int) -> tuple[float, float]:
-    """Start workers on the backlog and wait until it is gone; (messages per second, seconds)."""
+def round_trips(url: str) -> int:
+    """Transactions of this database so far (a statement outside one is one round trip)."""
+    return sql(url, "SELECT pg_stat_force_next_flush(), xact_commit + xact_rollback FROM pg_stat_database "
+                    "WHERE datname = current_database()")[0][1]
+
+
+def worker_cpu_seconds(workers: Workers) -> float:
+    import psutil
+
+    try:
+        root = psutil.Process(workers.proc.pid)
+        return sum(sum(p.cpu_times()[:2]) for p in [root, *root.children(recursive=True)])
+    except psutil.Error:
+        return 0.0
+
+
+def drain(url: str, app, processes: int, threads: int, total: int) -> dict:
+    """Start workers on the backlog and wait until it is gone: messages per second, seconds,
+    and per message the server's CPU (embedded server only), the workers' CPU and the
+    transactions, over the same span."""
     workers = Workers(url, processes, threads, modules=("citeq.groupsbench.app",))
     try:
         left0 = unfinished(url, app.QUEUE)
+        server0, worker0, xacts0 = server_cpu_seconds(), worker_cpu_seconds(workers), round_trips(url)
         t0 = time.perf_counter()
-        while (left := unfinished(url, app.QUEUE)) > 0:
+        while unfinished(url, app.QUEUE) > 0:
             time.sleep(0.02)  # the benchmark's poll of the queue
         seconds = time.perf_counter() - t0
+        server1, worker1, xacts1 = server_cpu_seconds(), worker_cpu_seconds(workers), round_trips(url)
     finally:
         workers.stop()
-    del left
-    return left0 / seconds, seconds
+    polls = seconds / 0.02 * 2  # this script's own polls and its reads of the counters, roughly
+    return {"rate": left0 / seconds, "seconds": seconds,
+            "server_cpu_us": None if server0 is None else (server1 - server0) / left0 * 1e6,
+            "worker_cpu_us": (worker1 - worker0) / left0 * 1e6,
+            "round_trips": max(xacts1 - xacts0 - polls, 0) / left0}
 
 
 def send_backlog(app, total: int, keys: int | None) -> float:
@@ -106,6 +129,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--no-gaps", action="store_true", help="the drains alone (skip the next-of-key gaps)")
     args = parser.parse_args()
     url = database("citeq_bench_groups")
     os.environ["DATABASE_URL"] = url
@@ -119,9 +143,11 @@ def main() -> None:
     for name, keys in scenarios:
         reset(url)
         send_rate = send_backlog(app, n, keys)
-        rate, seconds = drain(url, app, p, t, n)
-        results["drain"][name] = {"keys": keys, "rate": rate, "seconds": seconds, "send_rate": send_rate}
-        say(f"  {name:<16} drain {rate:>8,.0f} msg/s ({seconds:6.2f} s)   sends {send_rate:>7,.0f}/s")
+        d = drain(url, app, p, t, n)
+        results["drain"][name] = {"keys": keys, **d, "send_rate": send_rate}
+        cpu = "" if d["server_cpu_us"] is None else f"server CPU {d['server_cpu_us']:4.0f} us/msg, "
+        say(f"  {name:<16} drain {d['rate']:>8,.0f} msg/s ({d['seconds']:6.2f} s)   sends {send_rate:>7,.0f}/s   "
+            f"{cpu}workers {d['worker_cpu_us']:4.0f} us/msg, {d['round_trips']:.3f} round trips/msg")
     plain = statistics.mean(r["rate"] for r in results["drain"].values() if r["keys"] is None)
     say(f"  ungrouped drain (mean of the two): {plain:,.0f} msg/s")
     for name, r in results["drain"].items():
@@ -130,6 +156,9 @@ def main() -> None:
             target = f"  (target >= {TARGET_RATIO})" if r["keys"] >= 100 else ""
             say(f"  {name:<16} ratio to ungrouped {r['ratio']:.2f}{target}")
 
+    if args.no_gaps:
+        print("BENCH_GROUPS " + json.dumps(results))
+        return
     say("== next message of a key: ms from the end of one run to the start of the next")
     one = gap_run(url, app, 1, 500, p, t)
     say(f"  1 key alone       p50 {one['p50']:6.2f}  p99 {one['p99']:6.2f}  max {one['max']:7.2f}  "
