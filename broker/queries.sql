@@ -312,7 +312,9 @@ WITH done AS (
     ) AS h
 ), promoted AS (
     UPDATE citeq_messages m SET state = 'queued'
-    WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state = 'held'
+    -- state::text: by the primary key alone (a plain "state = 'held'" let the plan AND in a
+    -- scan of the whole held index, every waiting message of every key, per step)
+    WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state::text = 'held'
     RETURNING m.id, m.queue_name, m.eta
 ), woken AS (
     -- The promoted messages wake their queues as messages_insert_many's do: a queue with a
@@ -434,7 +436,9 @@ WITH done AS (
 ), promotable AS (
     -- The heads locked, in id order, after the finished rows (a flush may have taken one).
     SELECT m.id, m.queue_name, m.priority, m.eta FROM citeq_messages m
-    WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state = 'held'
+    -- state::text: by the primary key alone (a plain "state = 'held'" let the plan AND in a
+    -- scan of the whole held index, every waiting message of every key, per step)
+    WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state::text = 'held'
     ORDER BY m.id
     FOR UPDATE
 ), queued AS (
@@ -467,7 +471,7 @@ WITH done AS (
     -- The heads the claim did not pick wait 'queued' for any consumer.
     UPDATE citeq_messages m SET state = 'queued'
     WHERE m.id = ANY (ARRAY(SELECT id FROM promotable WHERE id <> ALL (ARRAY(SELECT id FROM picked))))
-      AND m.state = 'held'
+      AND m.state::text = 'held'  -- by the primary key alone (see promotable)
     RETURNING m.id, m.queue_name, m.eta
 ), woken AS (
     -- As in grouped_messages_finish_many, except that a message this step claims does not
@@ -558,7 +562,9 @@ WITH named AS MATERIALIZED (
     ) AS h
 ), promoted AS (
     UPDATE citeq_messages m SET state = 'queued'
-    WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state = 'held'
+    -- state::text: by the primary key alone (a plain "state = 'held'" let the plan AND in a
+    -- scan of the whole held index, every waiting message of every key, per step)
+    WHERE m.id = ANY (ARRAY(SELECT id FROM heads)) AND m.state::text = 'held'
       -- after the released rows are written (the unique index of concurrency 1 checks each row)
       AND (SELECT count(*) FROM finished) + (SELECT count(*) FROM withdrawn) + (SELECT count(*) FROM gave_up) >= 0
     RETURNING m.message_id, m.queue_name, m.group_key, m.eta
