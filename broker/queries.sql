@@ -325,7 +325,10 @@ WITH done AS (
     -- the ones waiting, as a key's next message usually is.
     SELECT CASE WHEN q.due AND NOT EXISTS (SELECT 1 FROM citeq_messages w
                                            WHERE w.state = 'queued' AND w.queue_name = q.queue_name
-                                             AND w.eta <= now())
+                                             AND w.eta <= now()
+                                             -- OFFSET 0: probed per queue, never hashed (a plan made on a near-empty
+                                             -- table hashed every due message of every queue, per statement)
+                                             OFFSET 0)
                 THEN pg_notify('citeq_wakeup', q.queue_name) END AS now_due,
            CASE WHEN q.next_eta IS NOT NULL
                 THEN pg_notify('citeq_wakeup',
@@ -479,7 +482,8 @@ WITH done AS (
     -- else due is left for them.
     SELECT CASE WHEN q.due AND NOT EXISTS (SELECT 1 FROM citeq_messages w
                                            WHERE w.state = 'queued' AND w.queue_name = q.queue_name
-                                             AND w.eta <= now() AND w.id <> ALL (ARRAY(SELECT id FROM picked)))
+                                             AND w.eta <= now() AND w.id <> ALL (ARRAY(SELECT id FROM picked))
+                                             OFFSET 0)
                 THEN pg_notify('citeq_wakeup', q.queue_name) END AS now_due,
            CASE WHEN q.next_eta IS NOT NULL
                 THEN pg_notify('citeq_wakeup',
@@ -517,7 +521,9 @@ WITH named AS MATERIALIZED (
     WHERE m.message_id = ANY (%(message_ids)s::text[]) AND m.state <> 'done'
 ), target AS (
     SELECT m.id, m.state, m.queue_name, m.group_key FROM citeq_messages m
-    WHERE m.id = ANY (ARRAY(SELECT id FROM named)) AND m.state <> 'done' AND m.group_release = 'manual'
+    -- state::text: by the primary key alone (a plain "state <> 'done'" matched the live rows'
+    -- index, and a plan made on a near-empty table read all of it, filtering by id)
+    WHERE m.id = ANY (ARRAY(SELECT id FROM named)) AND m.state::text <> 'done' AND m.group_release = 'manual'
       AND (m.queue_name, m.group_key) IN (SELECT * FROM unnest(%(queues)s::text[], %(keys)s::text[]))
     ORDER BY m.id
     FOR UPDATE
@@ -577,7 +583,8 @@ WITH named AS MATERIALIZED (
     -- the ones waiting, as a key's next message usually is.
     SELECT CASE WHEN q.due AND NOT EXISTS (SELECT 1 FROM citeq_messages w
                                            WHERE w.state = 'queued' AND w.queue_name = q.queue_name
-                                             AND w.eta <= now())
+                                             AND w.eta <= now()
+                                             OFFSET 0)
                 THEN pg_notify('citeq_wakeup', q.queue_name) END AS now_due,
            CASE WHEN q.next_eta IS NOT NULL
                 THEN pg_notify('citeq_wakeup',
