@@ -8,6 +8,9 @@
 -- message of the key and sorted them, per key promoted. A drain of 10,000 messages over 100
 -- keys read about 60 entries per promotion (0.18 ms per key in auto_explain on PostgreSQL
 -- 15); a key with 10,000 waiting messages would read 10,000.
+--
+-- Building it reads the messages table once (the index holds the held rows only), and sends
+-- wait for that build: on a table of millions of unpruned rows, migrate at a quiet moment.
 CREATE INDEX citeq_messages_group_held_ordered ON citeq_messages (queue_name, group_key, group_seq, id)
     WHERE state = 'held';
 DROP INDEX citeq_messages_group_held;
