@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scripts import bench_app  # noqa: E402  (builds the broker named by BENCH_BROKER)
+from scripts import _benchdb  # noqa: E402
 from scripts._benchdb import proc_cpu_seconds  # noqa: E402
 
 KIND = bench_app.BROKER
@@ -266,24 +267,7 @@ def postgres_cpu_seconds() -> float | None:
     data = os.environ.get("BENCH_PG_DATA")
     if not data or KIND != "citeq":
         return None
-    try:
-        import psutil
-    except ImportError:  # the peers' virtual environments do not have it
-        return None
-
-    try:
-        pid = int(Path(data, "postmaster.pid").read_text().split()[0])
-        root = psutil.Process(pid)
-        total = 0.0
-        for proc in [root, *root.children(recursive=True)]:
-            try:
-                t = proc.cpu_times()
-                total += t.user + t.system
-            except psutil.Error:
-                pass
-        return total
-    except (OSError, ValueError, psutil.Error):
-        return None
+    return _benchdb.postgres_cpu_seconds(Path(data))
 
 
 def connections_now(backend: Backend) -> int | None:

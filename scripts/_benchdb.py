@@ -67,14 +67,21 @@ def proc_cpu_seconds(pid: int) -> float:
 
 
 def server_cpu_seconds() -> float | None:
-    """CPU seconds used so far by the embedded PostgreSQL server (postmaster and every process
-    under it), or None when DATABASE_URL named a server that is not ours to see."""
-    if _embedded_data is None:
-        return None
-    import psutil
+    """CPU seconds used so far by the embedded PostgreSQL server that :func:`database` started,
+    or None when DATABASE_URL named a server that is not ours to see."""
+    return None if _embedded_data is None else postgres_cpu_seconds(_embedded_data)
 
+
+def postgres_cpu_seconds(data_dir: Path) -> float | None:
+    """CPU seconds used so far by the PostgreSQL server of ``data_dir`` (postmaster and every
+    process under it, from /proc), or None when it cannot be read (psutil missing: the peer
+    brokers' virtual environments)."""
     try:
-        pid = int(Path(_embedded_data, "postmaster.pid").read_text().split()[0])
+        import psutil
+    except ImportError:
+        return None
+    try:
+        pid = int(Path(data_dir, "postmaster.pid").read_text().split()[0])
         root = psutil.Process(pid)
         total = 0.0
         for proc in [root, *root.children(recursive=True)]:
