@@ -183,6 +183,18 @@ def wait_for(predicate, timeout: float = 30.0, interval: float = 0.02, message: 
         time.sleep(interval)
 
 
+def noop_by_key(**options):
+    """A no-op actor ``step(key)`` on the global broker whose messages are grouped by ``key``
+    (``options``: further actor options, e.g. ``group_release``)."""
+    import dramatiq
+
+    @dramatiq.actor(actor_name="step", group_by=lambda key: key, **options)
+    def step(key):
+        pass
+
+    return step
+
+
 def query(conn, sql: str, *params):
     with conn.cursor() as cur:
         cur.execute(sql, params)

@@ -18,7 +18,7 @@ import pytest
 
 from broker import PostgresBroker, locks
 from broker.controls import pause_queue, resume_queue
-from tests.conftest import query, wait_for
+from tests.conftest import noop_by_key, query, wait_for
 
 
 @pytest.fixture
@@ -294,9 +294,7 @@ def test_transactional_send_is_held_behind_and_visible_on_commit(broker, runs, d
 def test_a_send_waits_for_the_keys_lock(broker, runs, db):
     """Another transaction holding the key's lock (a finish or a send in progress) makes a send
     of the key wait; a send of another key does not."""
-    @dramatiq.actor(group_by=lambda key: key)
-    def step(key):
-        pass
+    step = noop_by_key()
 
     holder = psycopg2.connect(db)
     try:
@@ -316,9 +314,7 @@ def test_a_send_waits_for_the_keys_lock(broker, runs, db):
 
 
 def test_the_database_refuses_two_in_flight_of_a_key(broker, runs):
-    @dramatiq.actor(group_by=lambda key: key)
-    def step(key):
-        pass
+    step = noop_by_key()
 
     step.send("k")
     step.send("k")
@@ -327,9 +323,7 @@ def test_the_database_refuses_two_in_flight_of_a_key(broker, runs):
 
 
 def test_the_sweep_promotes_a_key_freed_without_a_promotion(broker, runs):
-    @dramatiq.actor(group_by=lambda key: key)
-    def step(key):
-        pass
+    step = noop_by_key()
 
     for _ in range(3):
         step.send("k")
@@ -341,9 +335,7 @@ def test_the_sweep_promotes_a_key_freed_without_a_promotion(broker, runs):
 
 
 def test_a_zombies_late_ack_finishes_and_promotes_nothing(broker, runs):
-    @dramatiq.actor(group_by=lambda key: key)
-    def step(key):
-        pass
+    step = noop_by_key()
 
     step.send("k")
     step.send("k")
@@ -408,9 +400,7 @@ def test_a_key_with_a_long_line_does_not_starve_a_key_with_one(broker, runs, db)
 
 
 def test_join_waits_for_held_messages_and_flush_drops_them(broker, runs):
-    @dramatiq.actor(group_by=lambda key: key)
-    def step(key):
-        pass
+    step = noop_by_key()
 
     step.send("k")
     step.send("k")
@@ -491,9 +481,7 @@ def test_one_round_trip_finishes_a_grouped_ack_promotes_and_claims_the_next(brok
     """The consumer's step: grouped acks, their keys' promotions and the claim in one round
     trip (one transaction), so the key's next message is claimed by the same step; a
     zombie's grouped ack in it is refused by the fence and counted."""
-    @dramatiq.actor(group_by=lambda key: key)
-    def step(key):
-        pass
+    step = noop_by_key()
 
     for _ in range(3):
         step.send("k")
@@ -552,9 +540,7 @@ def test_the_sweep_does_not_wait_on_a_transaction_holding_a_keys_lock(broker, ru
     """An application transaction that sent to a key holds the key's lock until it commits; the
     sweep (on the lease keeper's thread, which also heartbeats) gives up on that key after its
     lock timeout, and promotes it with a later sweep."""
-    @dramatiq.actor(group_by=lambda key: key)
-    def step(key):
-        pass
+    step = noop_by_key()
 
     step.send("k")
     step.send("k")
@@ -610,9 +596,7 @@ def test_a_head_promoted_by_a_step_is_claimed_in_the_claims_order(broker, runs):
 
 
 def test_a_step_on_a_paused_queue_finishes_and_promotes_but_claims_nothing(broker, runs):
-    @dramatiq.actor(group_by=lambda key: key)
-    def step(key):
-        pass
+    step = noop_by_key()
 
     step.send("k")
     step.send("k")
@@ -630,9 +614,7 @@ def test_a_step_on_a_paused_queue_finishes_and_promotes_but_claims_nothing(broke
 def test_a_head_not_yet_due_is_promoted_but_not_claimed(broker, runs):
     """A key's next message sent with a delay holds the key's place; the step that frees the
     key promotes it but does not claim it before its eta."""
-    @dramatiq.actor(group_by=lambda key: key)
-    def step(key):
-        pass
+    step = noop_by_key()
 
     step.send("k")
     step.send_with_options(args=("k",), delay=3_600_000)

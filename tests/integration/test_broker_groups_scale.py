@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import json
 
-import dramatiq
 import psycopg2
 
 from broker.sql import broker_queries, prepared_query
 from broker.store import MessageStore
-from tests.conftest import query
+from tests.conftest import noop_by_key, query
 
 WAITING = 2_000  # messages waiting behind the key's head
 OTHER_KEYS = 20  # other keys, each with messages waiting too
@@ -72,10 +71,7 @@ def backlog(broker, conn, **options):
     (the plans must hold up without them)."""
     query(conn, "ANALYZE citeq_messages")
 
-    @dramatiq.actor(group_by=lambda key: key, **options)
-    def step(key):
-        pass
-
+    step = noop_by_key(**options)
     broker.enqueue_many([step.message("k") for _ in range(WAITING + 1)])
     broker.enqueue_many([step.message(f"o{n}") for n in range(OTHER_KEYS) for _ in range(WAITING // OTHER_KEYS)])
     (head,), _ = broker.exchange(step.queue_name, [], [], 1)
