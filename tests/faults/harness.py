@@ -67,14 +67,43 @@ TALLY = Tally()
 
 class SlowProvider(FakeChatServer):
     """The loopback fake provider, answering after ``CALL_SECONDS``; ``down()`` makes it
-    answer 500 until ``up()``."""
+    answer 500 until ``up()``; ``hold()`` keeps the answers it owes until ``release()``."""
 
     def __init__(self, seconds: float = CALL_SECONDS, *, host: str = "127.0.0.1") -> None:
+        self._answering = threading.Event()
+        self._answering.set()
+        self._open = 0
+        self._open_lock = threading.Lock()
+
         def slow(body):
-            time.sleep(seconds * random.uniform(0.8, 1.2))
-            return default_rule(body)
+            with self._open_lock:
+                self._open += 1
+            try:
+                time.sleep(seconds * random.uniform(0.8, 1.2))
+                self._answering.wait(timeout=120)
+                return default_rule(body)
+            finally:
+                with self._open_lock:
+                    self._open -= 1
 
         super().__init__(rule=slow, host=host)
+
+    @property
+    def calls_open(self) -> int:
+        """Calls received and not yet answered."""
+        with self._open_lock:
+            return self._open
+
+    def hold(self) -> None:
+        """Answer no call until :meth:`release`: a caller waiting now cannot finish its message."""
+        self._answering.clear()
+
+    def release(self) -> None:
+        self._answering.set()
+
+    def stop(self) -> None:
+        self.release()
+        super().stop()
 
     def down(self) -> None:
         self.mode = "server_error"

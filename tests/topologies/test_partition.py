@@ -129,9 +129,16 @@ def test_a_host_cut_off_longer_than_its_lease_loses_its_work_to_the_other_and_it
     conn = cluster.connect(local)
     workers = _start(fleet, hosts, urls, local)
     jobs = harness.submit_batch(conn)
-    cut = wait_for(lambda: next((h for h in hosts if _held_by(conn, fleet, workers[h.index])
+    # The host to cut is one whose provider owes an answer now. That provider then holds its
+    # answers: the message waiting for one cannot finish before the link goes down, so the cut
+    # host holds unfinished work whatever the timing (without the hold, every message it ran
+    # could be acked in the moments between looking and cutting).
+    cut = wait_for(lambda: next((h for h in hosts if urls[h.index][1].calls_open
+                                 and _held_by(conn, fleet, workers[h.index])
                                  and harness.judge_calls_in_flight(conn)), None),
                    timeout=120, interval=0.05, message="a host running judged work")
+    provider = urls[cut.index][1]
+    provider.hold()
     held = dict(_held_by(conn, fleet, workers[cut.index]))
 
     cut.cut()
@@ -175,6 +182,7 @@ def test_a_host_cut_off_longer_than_its_lease_loses_its_work_to_the_other_and_it
     time.sleep(max(0.0, 1.5 * LEASE - (time.monotonic() - cut_at)))  # the fault's length, not a synchronisation
     cut_seconds = time.monotonic() - cut_at
     cut.heal()
+    provider.release()
 
     with _tallied(len(jobs)) as counts:
         harness.check_and_tally(conn, "partition longer than a lease", jobs, 1)
