@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from broker.consumer import BATCH_SECONDS, PostgresConsumer, QueueState
+from broker.groups import KEY_OPTION
 from broker.settings import BrokerSettings
 
 
@@ -64,3 +65,50 @@ def test_a_step_that_finishes_grouped_messages_has_room_for_their_keys_next():
         state.finished_since -= 1.0  # the acks lingered long enough to be written
     c._step()
     assert limits == [(3, 3)]
+
+
+def _stepping(claims):
+    """A consumer with 8 threads' prefetch whose exchanges claim ``claims`` in turn: lists of
+    the group keys of the messages each claim returns (None: a message without a key)."""
+    state = QueueState()
+    answers = iter(claims)
+
+    def exchange(queue_name, acks, nacks, limit, grouped=None):
+        claimed = [SimpleNamespace(row_id=n, lease_token=f"t{n}", options={} if key is None else {KEY_OPTION: key})
+                   for n, key in enumerate(next(answers))]
+        return claimed, len(acks) + (len(grouped[0]) if grouped else 0)
+
+    broker = SimpleNamespace(settings=BrokerSettings(batch_max=128), queue_state=lambda name: state, exchange=exchange)
+    c = PostgresConsumer(broker, "default", 8, 1000)
+    c.rate = 8_000.0
+    return c, state
+
+
+def _finish_all(c, state, keys):
+    for n, key in enumerate(keys):
+        state.finish(ack=(100 + n, f"a{n}"), group_key=key)
+    c.buffer.clear()
+
+
+def test_a_claim_filled_by_the_keys_next_messages_is_no_backlog():
+    """In a drain of many keys each step finishes one message of each key it holds and claims
+    the keys' next ones, which it promoted itself: a full claim, with nothing else waiting.
+    Taken for a backlog, it grew the window, and the next step claimed at once from an empty
+    queue (a round trip per step for nothing)."""
+    keys = [f"k{n}" for n in range(40)]
+    c, state = _stepping([keys, keys])
+    assert c._step() == 40  # the keys' first messages
+    _finish_all(c, state, keys)
+    assert c._step() == 40  # their next messages, promoted by this step: room was made for them
+    assert not c.backlog
+    assert c.window() == (8, 4)
+
+
+def test_a_full_claim_with_other_messages_besides_the_keys_next_is_a_backlog():
+    keys = [f"k{n}" for n in range(40)]
+    c, state = _stepping([keys, keys[:39] + ["other"]])
+    c._step()
+    _finish_all(c, state, keys)
+    assert c._step() == 40
+    assert c.backlog
+    assert c.window()[0] > 8
