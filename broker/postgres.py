@@ -393,6 +393,18 @@ class PostgresBroker(dramatiq.Broker):
         """One key's unfinished messages, in flight first, then held in their order."""
         return self.store.group_messages(q_name(queue_name), group_key, limit)
 
+    def group_share(self, queue_name: str, most: int) -> int | None:
+        """How many of the queue's grouped messages in flight this process should hold at most:
+        its threads' part of the live workers' threads, of those queued or running, and one
+        more; None when that is no limit (no other worker serves the queue, or the share is
+        ``most`` or more)."""
+        mine = self.worker_threads or 1
+        in_flight, threads = self.store.group_share(queue_name, per_thread=-(-most // mine))
+        if threads <= mine:
+            return None
+        share = -(-in_flight * mine // threads) + 1
+        return None if share >= most else share
+
     def next_eta(self, queue_name: str) -> float | None:
         """Seconds until the queue's earliest delayed message is due, or None."""
         return self.store.next_eta(queue_name)

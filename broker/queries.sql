@@ -683,6 +683,22 @@ LIMIT %(limit)s;
 SELECT extract(epoch FROM min(eta) - now())::float8 FROM citeq_messages
 WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta > now();
 
+-- queue_group_share_one --
+-- What a consumer's share of a queue's grouped messages in flight is made of: the threads of
+-- the live workers that serve the queue (a worker without a count: one), and how many of
+-- those messages are queued or running, counted up to %(per_thread)s per thread (beyond,
+-- the share is more than the consumer would hold anyway).
+WITH serving AS (
+    SELECT coalesce(sum(coalesce(threads, 1)), 0)::int AS threads FROM citeq_workers
+    WHERE %(queue_name)s = ANY (queues) AND last_seen_at >= now() - %(lease_seconds)s * interval '1 second'
+)
+SELECT (SELECT count(*) FROM (SELECT 1 FROM citeq_messages
+                              WHERE state IN ('queued', 'running') AND group_key IS NOT NULL
+                                AND queue_name = %(queue_name)s
+                              LIMIT (SELECT threads FROM serving) * %(per_thread)s) AS f)::int,
+       threads
+FROM serving;
+
 -- messages_requeue_many --
 -- Give prefetched, never-started messages back; the delivery does not count.
 UPDATE citeq_messages m

@@ -265,6 +265,12 @@ class MessageStore:
         """Seconds until the queue's earliest delayed message is due, or None."""
         return self.connector.execute("queue_next_eta_one", queue_name=queue_name)[0][0]
 
+    def group_share(self, queue_name: str, per_thread: int) -> tuple[int, int]:
+        """(grouped messages of the queue queued or running, counted up to ``per_thread`` per
+        thread; threads of the live workers serving the queue)."""
+        return tuple(self.connector.execute("queue_group_share_one", queue_name=queue_name, per_thread=per_thread,
+                                            lease_seconds=self.settings.lease_seconds)[0])
+
     def requeue(self, rows: list[tuple[int, str]]) -> int:
         """Give back claimed messages (id, lease token) that were never started."""
         return len(self.connector.execute("messages_requeue_many", ids=[r[0] for r in rows], tokens=[r[1] for r in rows]))

@@ -11,6 +11,8 @@ Figures, all on this machine, side by side:
   (polled every 20 ms). Scenarios: no keys (the ungrouped drain, run first and again last),
   1 key (strictly one at a time), 100 keys and 10,000 keys (messages spread round-robin);
   the ratio of each to the mean of the two ungrouped drains;
+* the busiest worker process's part of each drain (an even split is 1/processes: a key's
+  next message goes to the process that ran the one before, up to its share of the keys);
 * send rate: one ``send`` at a time, with and without a key (a grouped send takes its key's
   lock and checks the key in the same round trip);
 * next-of-key gap: from the end of one message of a key to the start of the next (the
@@ -98,7 +100,15 @@ def drain(url: str, app, processes: int, threads: int, total: int) -> dict:
         workers.stop()
     return {"rate": left0 / seconds, "seconds": seconds,
             "server_cpu_us": None if server0 is None else (server1 - server0) / left0 * 1e6,
-            "worker_cpu_us": (worker1 - worker0) / left0 * 1e6}
+            "worker_cpu_us": (worker1 - worker0) / left0 * 1e6, "busiest": busiest_share(url, app.QUEUE)}
+
+
+def busiest_share(url: str, queue: str) -> float:
+    """The part of the drained messages that the busiest worker process ran (an acked message
+    keeps its worker's id): 1/processes is an even split."""
+    return sql(url, "SELECT coalesce(max(n)::float8 / nullif(sum(n), 0), 0) FROM (SELECT count(*) AS n "
+                    "FROM citeq_messages WHERE queue_name = %s AND state = 'done' GROUP BY worker_id) AS w",
+               queue)[0][0]
 
 
 def send_backlog(app, total: int, keys: int | None) -> float:
@@ -160,7 +170,7 @@ def main() -> None:
         results["drain"][name] = {"keys": keys, **d, "send_rate": send_rate}
         cpu = "" if d["server_cpu_us"] is None else f"server CPU {d['server_cpu_us']:4.0f} us/msg, "
         say(f"  {name:<16} drain {d['rate']:>8,.0f} msg/s ({d['seconds']:6.2f} s)   sends {send_rate:>7,.0f}/s   "
-            f"{cpu}workers {d['worker_cpu_us']:4.0f} us/msg")
+            f"{cpu}workers {d['worker_cpu_us']:4.0f} us/msg, busiest process {d['busiest']:4.0%}")
     plain = statistics.mean(r["rate"] for r in results["drain"].values() if r["keys"] is None)
     say(f"  ungrouped drain (mean of the two): {plain:,.0f} msg/s")
     for name, r in results["drain"].items():

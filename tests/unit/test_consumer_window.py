@@ -54,7 +54,8 @@ def test_a_step_that_finishes_grouped_messages_has_room_for_their_keys_next():
         limits.append((limit, len(grouped[0]) if grouped else 0))
         return [], len(acks) + (len(grouped[0]) if grouped else 0)
 
-    broker = SimpleNamespace(settings=BrokerSettings(batch_max=0), queue_state=lambda name: state, exchange=exchange)
+    broker = SimpleNamespace(settings=BrokerSettings(batch_max=0), queue_state=lambda name: state, exchange=exchange,
+                             group_share=lambda queue_name, most: None)
     c = PostgresConsumer(broker, "default", 4, 1000)
     with state.cond:
         state.outstanding = 7  # 4 held by the window, 3 of them grouped and about to be acked
@@ -78,7 +79,8 @@ def _stepping(claims):
                    for n, key in enumerate(next(answers))]
         return claimed, len(acks) + (len(grouped[0]) if grouped else 0)
 
-    broker = SimpleNamespace(settings=BrokerSettings(batch_max=128), queue_state=lambda name: state, exchange=exchange)
+    broker = SimpleNamespace(settings=BrokerSettings(batch_max=128), queue_state=lambda name: state, exchange=exchange,
+                             group_share=lambda queue_name, most: None)
     c = PostgresConsumer(broker, "default", 8, 1000)
     c.rate = 8_000.0
     return c, state
@@ -112,3 +114,29 @@ def test_a_full_claim_with_other_messages_besides_the_keys_next_is_a_backlog():
     assert c._step() == 40
     assert c.backlog
     assert c.window()[0] > 8
+
+
+def test_a_step_takes_its_keys_next_messages_only_up_to_the_process_s_share():
+    """Beyond its share of the queue's grouped messages in flight, a process leaves the keys'
+    next messages queued for the other workers (a key would otherwise stay for good with the
+    process that claimed its first message)."""
+    state = QueueState()
+    limits = []
+
+    def exchange(queue_name, acks, nacks, limit, grouped=None):
+        limits.append(limit)
+        return [], len(acks) + (len(grouped[0]) if grouped else 0)
+
+    shares = iter([10, None])
+    broker = SimpleNamespace(settings=BrokerSettings(batch_max=128), queue_state=lambda name: state,
+                             exchange=exchange, group_share=lambda queue_name, most: next(shares))
+    c = PostgresConsumer(broker, "default", 8, 1000)
+    for share_seconds_later in (False, True):
+        with state.cond:
+            state.outstanding = 40
+        for n in range(40):
+            state.finish(ack=(n, f"token-{n}"), group_key=f"k{n}")
+        if share_seconds_later:
+            c._share_due = 0.0  # the next look at the share is due
+        c._step()
+    assert limits == [10, 40]  # the window's own room is 8
