@@ -374,14 +374,14 @@ class PostgresConsumer(Consumer):
             # than it did). Otherwise a step due by its linger, or with the window shrunk to
             # the prefetch after a short claim, promoted heads it could not take: each became
             # 'queued' (a second row version, the row trigger, a NOTIFY) for another claim.
-            # Up to this process's share of them: beyond, they go to the other workers.
+            # Up to this process's share of the queue's keys (what its window has room for
+            # included): beyond, the keys' next messages wait queued for the other workers.
+            heads = None if share is None else max(share - self.state.outstanding, 0)
             reclaim = len(self.state.group_acks) + len(self.state.group_nacks)
-            if share is not None:
-                reclaim = min(reclaim, max(share - self.state.outstanding, 0))
-            room = max(room, reclaim)
+            room = max(room, reclaim if heads is None else min(reclaim, heads))
         if due and (room or pending):
             marks = self.state.marks()
-            claimed = self._exchange(room)
+            claimed = self._exchange(room, heads)
             with self.state.cond:
                 self.state.outstanding += len(claimed)
             self.buffer.extend(claimed)
@@ -416,11 +416,12 @@ class PostgresConsumer(Consumer):
                 pass  # the last share known holds until the next look
         return self._share
 
-    def _exchange(self, limit: int) -> list[LeasedMessage]:
+    def _exchange(self, limit: int, heads: int | None = None) -> list[LeasedMessage]:
         g_acks, g_nacks, keys = grouped = self.state.take_grouped()
         acks, nacks = self.state.take_finished()
         try:
-            claimed, finished = self.broker.exchange(self.queue_name, acks, nacks, limit, grouped if keys else None)
+            claimed, finished = self.broker.exchange(self.queue_name, acks, nacks, limit, grouped if keys else None,
+                                                     heads)
         except dramatiq.errors.BrokerConnectionError:
             # Acks and nacks are written again with the next step. Whatever this claim took
             # in the database if it committed unseen is left to its leases running out.

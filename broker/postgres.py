@@ -340,12 +340,13 @@ class PostgresBroker(dramatiq.Broker):
                 self._lease_keeper = LeaseKeeper(self)
                 self._lease_keeper.start()
 
-    def exchange(self, queue_name: str, acks, nacks, limit: int,
-                 grouped: tuple | None = None) -> tuple[list[LeasedMessage], int]:
+    def exchange(self, queue_name: str, acks, nacks, limit: int, grouped: tuple | None = None,
+                 heads: int | None = None) -> tuple[list[LeasedMessage], int]:
         """Write acks/nacks and claim up to ``limit`` messages; return (claimed, finished count).
         ``grouped``: (acks, nacks, keys) of grouped messages, finished with their keys'
-        promotions under the keys' locks in the same round trip (MessageStore.exchange)."""
-        rows = self.store.exchange(queue_name, acks, nacks, limit, self.worker_id, grouped)
+        promotions under the keys' locks in the same round trip (MessageStore.exchange), of
+        which promotions the claim takes at most ``heads`` (None: no limit but ``limit``)."""
+        rows = self.store.exchange(queue_name, acks, nacks, limit, self.worker_id, grouped, heads)
         claimed = []
         finished = 0
         for kind, row_id, token, payload, _, _ in rows:

@@ -351,7 +351,7 @@ UNION ALL SELECT 'promoted', id FROM promoted WHERE (SELECT count(*) FROM woken)
 -- written, the keys' next messages promoted as grouped_messages_finish_many promotes them
 -- (the same snapshot arithmetic under the same locks), and the claim picks among the
 -- queue's due queued messages *and* the heads promoted here, in the claim's one order
--- (priority, eta, id), up to %(limit)s. A head the claim picks goes from 'held' straight to
+-- (priority, eta, id), up to %(limit)s, of which at most %(head_limit)s heads. A head the claim picks goes from 'held' straight to
 -- 'running' under this worker's lease; a head it does not pick (no room, not due, the queue
 -- paused) becomes 'queued' as before, and wakes the other consumers as
 -- grouped_messages_finish_many's promotions do (woken, below), unless a due message this step
@@ -457,9 +457,13 @@ WITH done AS (
     SELECT c.id FROM (
         SELECT id, priority, eta FROM queued
         UNION ALL
-        SELECT id, priority, eta FROM promotable
-        WHERE queue_name = %(queue_name)s AND eta <= now()
-          AND NOT EXISTS (SELECT 1 FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s)
+        -- At most %(head_limit)s of the heads: the worker's share of the queue's keys
+        -- (broker/consumer.py); the others wait 'queued' for the other workers.
+        (SELECT id, priority, eta FROM promotable
+         WHERE queue_name = %(queue_name)s AND eta <= now()
+           AND NOT EXISTS (SELECT 1 FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s)
+         ORDER BY priority, eta, id
+         LIMIT %(head_limit)s)
     ) AS c
     ORDER BY c.priority, c.eta, c.id
     LIMIT %(limit)s

@@ -135,18 +135,20 @@ class MessageStore:
     # -- consuming -------------------------------------------------------------------------
 
     def exchange(self, queue_name: str, acks, nacks, limit: int, worker_id: str,
-                 grouped: tuple | None = None) -> list[tuple]:
+                 grouped: tuple | None = None, heads: int | None = None) -> list[tuple]:
         """Write acks/nacks (fenced by lease token) and claim up to ``limit`` messages, in one
         statement; rows of (kind, id, token, payload, …): a row 'acked' or 'nacked' for each
         ack or nack written, 'claimed' for each message claimed. With ``grouped`` (acks,
         nacks and keys of grouped messages): the keys' locks and then one statement that
         finishes both kinds, promotes the keys' next messages and claims among the queued
-        ones and those promoted (grouped_messages_exchange_many), in one round trip."""
+        ones and those promoted (grouped_messages_exchange_many), in one round trip; of those
+        promoted it claims at most ``heads`` (None: up to ``limit``)."""
         params = self._exchange_params(queue_name, acks, nacks, limit, worker_id)
         if grouped is None or not grouped[2]:
             return self.connector.execute("messages_exchange_many", **params)
         g_acks, g_nacks, keys = grouped
         params.update(self._ack_params(g_acks, g_nacks, prefix="group_"))
+        params["head_limit"] = limit if heads is None else max(min(heads, limit), 0)
         with self.connector.connection() as conn, conn.cursor() as cur:
             return self.queries.many_after(cur, locks.group_locks_text(cur, [(queue_name, k) for k in sorted(keys)]),
                                            "grouped_messages_exchange_many", **params)

@@ -134,3 +134,26 @@ def test_chaos_sigkills_lose_nothing_and_break_no_order(app, db, tmp_path):
     assert result["overlaps"] == 0
     assert result["lost"] == 0
     assert result["dead"] == 0
+
+
+def test_a_worker_that_joins_late_takes_its_share_of_the_keys(app, conn):
+    """A key's next message goes to the process that ran the one before: without a share of
+    the keys, a worker started while another held every key got none of them until the backlog
+    was gone. With one, the first gives up the keys beyond its share and the second runs them,
+    in each key's order, never two of a key at once."""
+    groups_app, workers = app
+    keys, per_key = 8, 60
+    for seq in range(per_key):
+        for k in range(keys):
+            groups_app.recorded.send(f"k{k}", seq, 30)
+    first = workers.start()
+    wait_for(lambda: count(conn, "SELECT count(DISTINCT key) FROM group_runs") == keys,
+             message="the first worker holding every key")
+    second = workers.start()
+    wait_for(lambda: count(conn, "SELECT count(*) FROM citeq_messages WHERE state <> 'done'") == 0, timeout=120,
+             message="the backlog drained")
+    ran = dict(query(conn, "SELECT pgid, count(*) FROM group_runs GROUP BY pgid"))
+    assert ran.get(second.pid, 0) >= 0.15 * keys * per_key, (ran, first.pid, second.pid)
+    assert count(conn, chaos_groups.ORDER_VIOLATIONS) == 0
+    assert count(conn, chaos_groups.OVERLAPS) == 0
+    assert count(conn, chaos_groups.LOST, keys, per_key) == 0

@@ -83,7 +83,7 @@ def test_the_grouped_step_promotes_a_keys_next_by_one_probe(broker, db, conn):
     step, head = backlog(broker, conn)
     params = {**MessageStore._ack_params([], []), **MessageStore._ack_params([(head.row_id, head.lease_token)], [],
                                                                              prefix="group_"),
-              "queue_name": step.queue_name, "limit": 1, "worker_id": broker.worker_id,
+              "queue_name": step.queue_name, "limit": 1, "head_limit": 1, "worker_id": broker.worker_id,
               "lease_seconds": broker.settings.lease_seconds}
     # The key's next: one probe for its limit, one for its head; the head is locked by id.
     assert held_index_reads(db, "grouped_messages_exchange_many", params) <= 2

@@ -67,3 +67,18 @@ def test_only_grouped_messages_in_flight_count(broker, keys, conn):
     serve(broker, "other", 3)
     # 10 grouped heads queued (their 10 next messages are held, the 50 plain ones have no key)
     assert broker.group_share("mail", most=128) == -(-10 // 4) + 1
+
+
+def test_a_step_claims_at_most_its_heads_and_leaves_the_other_keys_next_messages_queued(broker, keys, conn):
+    keys(5)
+    firsts, _ = broker.exchange("mail", [], [], 5)
+    assert len(firsts) == 5
+    acks = [(m.row_id, m.lease_token) for m in firsts]
+    claimed, finished = broker.exchange("mail", [], [], 5, (acks, [], {f"k{k}" for k in range(5)}), heads=2)
+    assert finished == 5 and len(claimed) == 2
+    # the claimed ones are next messages (n = 1) of two keys, the three others wait for anyone
+    assert sorted(m.args[1] for m in claimed) == [1, 1]
+    assert query(conn, "SELECT state::text, count(*) FROM citeq_messages GROUP BY 1 ORDER BY 1") == \
+        [("done", 5), ("queued", 3), ("running", 2)]
+    again, _ = broker.exchange("mail", [], [], 5)
+    assert len(again) == 3

@@ -50,7 +50,7 @@ def test_a_step_that_finishes_grouped_messages_has_room_for_their_keys_next():
     state = QueueState()
     limits = []
 
-    def exchange(queue_name, acks, nacks, limit, grouped=None):
+    def exchange(queue_name, acks, nacks, limit, grouped=None, heads=None):
         limits.append((limit, len(grouped[0]) if grouped else 0))
         return [], len(acks) + (len(grouped[0]) if grouped else 0)
 
@@ -74,7 +74,7 @@ def _stepping(claims):
     state = QueueState()
     answers = iter(claims)
 
-    def exchange(queue_name, acks, nacks, limit, grouped=None):
+    def exchange(queue_name, acks, nacks, limit, grouped=None, heads=None):
         claimed = [SimpleNamespace(row_id=n, lease_token=f"t{n}", options={} if key is None else {KEY_OPTION: key})
                    for n, key in enumerate(next(answers))]
         return claimed, len(acks) + (len(grouped[0]) if grouped else 0)
@@ -123,8 +123,8 @@ def test_a_step_takes_its_keys_next_messages_only_up_to_the_process_s_share():
     state = QueueState()
     limits = []
 
-    def exchange(queue_name, acks, nacks, limit, grouped=None):
-        limits.append(limit)
+    def exchange(queue_name, acks, nacks, limit, grouped=None, heads=None):
+        limits.append((limit, heads))
         return [], len(acks) + (len(grouped[0]) if grouped else 0)
 
     shares = iter([10, None])
@@ -133,10 +133,12 @@ def test_a_step_takes_its_keys_next_messages_only_up_to_the_process_s_share():
     c = PostgresConsumer(broker, "default", 8, 1000)
     for share_seconds_later in (False, True):
         with state.cond:
-            state.outstanding = 40
+            state.outstanding = 42
         for n in range(40):
             state.finish(ack=(n, f"token-{n}"), group_key=f"k{n}")
         if share_seconds_later:
             c._share_due = 0.0  # the next look at the share is due
         c._step()
-    assert limits == [10, 40]  # the window's own room is 8
+    # Two messages still held: room for 8 of the keys' next ones (the window's own room is
+    # 6), and at most 8 of them; with no share known, room for all 40.
+    assert limits == [(8, 8), (40, None)]
