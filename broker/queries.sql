@@ -351,9 +351,10 @@ UNION ALL SELECT 'promoted', id FROM promoted WHERE (SELECT count(*) FROM woken)
 -- written, the keys' next messages promoted as grouped_messages_finish_many promotes them
 -- (the same snapshot arithmetic under the same locks), and the claim picks among the
 -- queue's due queued messages *and* the heads promoted here, in the claim's one order
--- (priority, eta, id), up to %(limit)s, of which at most %(head_limit)s heads. A head the claim picks goes from 'held' straight to
--- 'running' under this worker's lease; a head it does not pick (no room, not due, the queue
--- paused) becomes 'queued' as before, and wakes the other consumers as
+-- (priority, eta, id), up to %(limit)s, of which at most %(head_limit)s heads (the worker's
+-- share of the queue's keys). A head the claim picks goes from 'held' straight to 'running'
+-- under this worker's lease; a head it does not pick (no room, beyond the share, not due, the
+-- queue paused) becomes 'queued' as before, and wakes the other consumers as
 -- grouped_messages_finish_many's promotions do (woken, below), unless a due message this step
 -- leaves waiting was already queued.
 --

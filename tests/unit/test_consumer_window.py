@@ -9,10 +9,18 @@ from broker.groups import KEY_OPTION
 from broker.settings import BrokerSettings
 
 
-def consumer(batch_max: int = 128, prefetch: int = 16) -> PostgresConsumer:
+def consumer(batch_max: int = 128, prefetch: int = 16, exchange=None, shares=None) -> PostgresConsumer:
+    """A consumer on a stand-in broker: ``exchange`` answers its steps, ``shares`` (an iterator)
+    its looks at its share of the queue's keys (without: no share)."""
     state = QueueState()
-    broker = SimpleNamespace(settings=BrokerSettings(batch_max=batch_max), queue_state=lambda name: state)
+    broker = SimpleNamespace(settings=BrokerSettings(batch_max=batch_max), queue_state=lambda name: state,
+                             exchange=exchange, group_share=lambda queue_name, most: next(shares) if shares else None)
     return PostgresConsumer(broker, "default", prefetch, 1000)
+
+
+def finished(acks, grouped) -> int:
+    """What a stand-in exchange reports written: every ack, grouped or not."""
+    return len(acks) + (len(grouped[0]) if grouped else 0)
 
 
 def test_without_a_backlog_the_consumer_holds_its_prefetch():
@@ -47,16 +55,14 @@ def test_a_step_that_finishes_grouped_messages_has_room_for_their_keys_next():
     """Finishing grouped messages promotes their keys' next ones in the same step; the step
     claims room for as many, even when its window is full (a step due only because its
     acks lingered), so the finishing worker can take them rather than queue them for others."""
-    state = QueueState()
     limits = []
 
     def exchange(queue_name, acks, nacks, limit, grouped=None, heads=None):
         limits.append((limit, len(grouped[0]) if grouped else 0))
-        return [], len(acks) + (len(grouped[0]) if grouped else 0)
+        return [], finished(acks, grouped)
 
-    broker = SimpleNamespace(settings=BrokerSettings(batch_max=0), queue_state=lambda name: state, exchange=exchange,
-                             group_share=lambda queue_name, most: None)
-    c = PostgresConsumer(broker, "default", 4, 1000)
+    c = consumer(batch_max=0, prefetch=4, exchange=exchange)
+    state = c.state
     with state.cond:
         state.outstanding = 7  # 4 held by the window, 3 of them grouped and about to be acked
     for n in range(3):
@@ -71,19 +77,16 @@ def test_a_step_that_finishes_grouped_messages_has_room_for_their_keys_next():
 def _stepping(claims):
     """A consumer with 8 threads' prefetch whose exchanges claim ``claims`` in turn: lists of
     the group keys of the messages each claim returns (None: a message without a key)."""
-    state = QueueState()
     answers = iter(claims)
 
     def exchange(queue_name, acks, nacks, limit, grouped=None, heads=None):
         claimed = [SimpleNamespace(row_id=n, lease_token=f"t{n}", options={} if key is None else {KEY_OPTION: key})
                    for n, key in enumerate(next(answers))]
-        return claimed, len(acks) + (len(grouped[0]) if grouped else 0)
+        return claimed, finished(acks, grouped)
 
-    broker = SimpleNamespace(settings=BrokerSettings(batch_max=128), queue_state=lambda name: state, exchange=exchange,
-                             group_share=lambda queue_name, most: None)
-    c = PostgresConsumer(broker, "default", 8, 1000)
+    c = consumer(prefetch=8, exchange=exchange)
     c.rate = 8_000.0
-    return c, state
+    return c, c.state
 
 
 def _finish_all(c, state, keys):
@@ -120,17 +123,14 @@ def test_a_step_takes_its_keys_next_messages_only_up_to_the_process_s_share():
     """Beyond its share of the queue's grouped messages in flight, a process leaves the keys'
     next messages queued for the other workers (a key would otherwise stay for good with the
     process that claimed its first message)."""
-    state = QueueState()
     limits = []
 
     def exchange(queue_name, acks, nacks, limit, grouped=None, heads=None):
         limits.append((limit, heads))
-        return [], len(acks) + (len(grouped[0]) if grouped else 0)
+        return [], finished(acks, grouped)
 
-    shares = iter([10, None])
-    broker = SimpleNamespace(settings=BrokerSettings(batch_max=128), queue_state=lambda name: state,
-                             exchange=exchange, group_share=lambda queue_name, most: next(shares))
-    c = PostgresConsumer(broker, "default", 8, 1000)
+    c = consumer(prefetch=8, exchange=exchange, shares=iter([10, None]))
+    state = c.state
     for share_seconds_later in (False, True):
         with state.cond:
             state.outstanding = 42
