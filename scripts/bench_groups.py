@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/bench_groups.py                     # 10,000 messages, 2 processes x 4 threads
     .venv/bin/python scripts/bench_groups.py --messages 2000     # a quick run
+    .venv/bin/python scripts/bench_groups.py --keys 100          # the 100-key drain alone
 
 Figures, all on this machine, side by side:
 
@@ -153,6 +154,9 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--no-gaps", action="store_true", help="the drains alone (skip the next-of-key gaps)")
+    parser.add_argument("--keys", type=int, action="append",
+                        help="only the drains of this many keys (repeatable), no ratio and no gaps: "
+                             "to alternate one drain between two checkouts")
     args = parser.parse_args()
     url = database("citeq_bench_groups")
     os.environ["DATABASE_URL"] = url
@@ -163,6 +167,8 @@ def main() -> None:
     say(f"== message groups: {n:,} no-op messages, {p} worker processes x {t} threads")
     results: dict = {"messages": n, "processes": p, "threads": t, "drain": {}}
     scenarios = [("no keys", None), ("1 key", 1), ("100 keys", 100), (f"{n:,} keys", n), ("no keys (again)", None)]
+    if args.keys:
+        scenarios = [(f"{k:,} keys", k) for k in args.keys]
     for name, keys in scenarios:
         reset(url)
         send_rate = send_backlog(app, n, keys)
@@ -171,6 +177,9 @@ def main() -> None:
         cpu = "" if d["server_cpu_us"] is None else f"server CPU {d['server_cpu_us']:4.0f} us/msg, "
         say(f"  {name:<16} drain {d['rate']:>8,.0f} msg/s ({d['seconds']:6.2f} s)   sends {send_rate:>7,.0f}/s   "
             f"{cpu}workers {d['worker_cpu_us']:4.0f} us/msg, busiest process {d['busiest']:4.0%}")
+    if args.keys:
+        print("BENCH_GROUPS " + json.dumps(results))
+        return
     plain = statistics.mean(r["rate"] for r in results["drain"].values() if r["keys"] is None)
     say(f"  ungrouped drain (mean of the two): {plain:,.0f} msg/s")
     for name, r in results["drain"].items():
