@@ -49,6 +49,28 @@ def _worker_settings_from_the_environment():
         config.configure()
 
 
+@pytest.fixture(autouse=True)
+def _no_worker_outlives_its_test(monkeypatch):
+    """Every in-process Dramatiq worker a test started and left running is stopped after it.
+    A test that fails between a worker's start and its stop would otherwise leave that worker
+    consuming the shared test database, dead-lettering the next tests' messages for actors it
+    does not know (one failed assertion became eleven failed tests in CI)."""
+    import dramatiq
+
+    started = []
+    start = dramatiq.Worker.start
+
+    def recording_start(self, *args, **kwargs):
+        started.append(self)
+        return start(self, *args, **kwargs)
+
+    monkeypatch.setattr(dramatiq.Worker, "start", recording_start)
+    yield
+    for w in started:
+        if any(t.is_alive() for t in [*w.consumers.values(), *w.workers]):
+            w.stop(timeout=10_000)
+
+
 @pytest.fixture(scope="session")
 def pg_server():
     """(admin URL, EmbeddedPostgres or None when DATABASE_URL names an external server).

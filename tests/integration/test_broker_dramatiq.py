@@ -470,13 +470,16 @@ def test_a_stopping_process_removes_its_row_and_reports_its_connections(broker, 
 
     w = dramatiq.Worker(broker, worker_threads=2, worker_timeout=100)
     w.start()
-    wait_for(lambda: broker.consumed_queues == ["default"], timeout=10, message="the worker consuming")
-    # on a loaded machine the listener may still be connecting and idle pooled connections closed
-    wait_for(lambda: broker.connections >= 1, timeout=10, message="a connection open")
-    broker._lease_keeper.renew()
-    [me] = admin.workers(broker)
-    assert me.worker_id == broker.worker_id and 1 <= me.connections <= broker.settings.pool_size + 1
-    w.stop()
+    try:
+        wait_for(lambda: broker.consumed_queues == ["default"], timeout=30, message="the worker consuming")
+        # on a loaded machine the listener may still be connecting and idle pooled connections closed
+        wait_for(lambda: broker.connections >= 1, timeout=30, message="a connection open")
+        broker._lease_keeper.renew()
+        live = admin.workers(broker)
+        assert [w.worker_id for w in live] == [broker.worker_id], live
+        assert 1 <= live[0].connections <= broker.settings.pool_size + 1, live
+    finally:
+        w.stop()
     broker.close()
     assert query(conn, "SELECT count(*) FROM citeq_workers")[0][0] == 0
 
