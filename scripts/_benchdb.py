@@ -5,7 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from citeq.devdb import sql  # noqa: F401 - the benchmarks' one-statement helper
+
+def sql(*args, **kwargs):
+    """The benchmarks' one-statement helper (citeq.devdb.sql), imported when called: the bench
+    client also runs in the peers' virtual environments (RedisBroker, dramatiq-pg), which have
+    no psycopg2 or pydantic for citeq's broker package to import."""
+    from citeq.devdb import sql as run
+
+    return run(*args, **kwargs)
+
 
 #: The embedded server's data directory when :func:`database` started it (its CPU is ours to read).
 _embedded_data: Path | None = None
