@@ -160,9 +160,18 @@ SELECT payload FROM citeq_messages WHERE idempotency_key = %(idempotency_key)s;
 -- another consumer that is claiming its row; had that consumer taken its claim locks
 -- before its own acks (data-modifying CTEs run in an unspecified order; the claim ran
 -- first here), two such consumers could each wait for the other.
+--
+-- enable_sort = off: the claim must read the queue's claim index in its order. A generic
+-- plan made on statistics that saw no queued row (an ANALYZE of an idle queue, kept after
+-- the next burst of sends) read every live row through the message_id index and sorted
+-- them, on every claim: O(backlog) per claim, 170-256 us of PostgreSQL CPU per message in
+-- the 2x4 drains of scripts/bench_profile.py that hit it, 41-50 in those that did not. The
+-- other parts read rows by id (the primary key gives them in id order), and the final ORDER
+-- BY, over a few rows, is sorted whatever the setting says.
 -- @prepared
 SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL synchronous_commit = off;
+SET LOCAL enable_sort = off;
 WITH done AS (
     SELECT a.id, a.token, NULL::text AS reason, NULL::text AS exc_type, NULL::jsonb AS exc_args, true AS acked
     FROM unnest(%(ack_ids)s::bigint[], %(ack_tokens)s::uuid[]) AS a(id, token)
@@ -373,9 +382,12 @@ UNION ALL SELECT 'promoted', id FROM promoted WHERE (SELECT count(*) FROM woken)
 -- free nothing); group_ack_ids/group_nack_*: those whose finish frees a slot of their
 -- key, whose keys were locked. Returns what messages_exchange_many returns, the grouped
 -- finished rows among the acked and nacked.
+-- enable_sort = off: the queued messages are read through the claim index in its order,
+-- as in messages_exchange_many (why there).
 -- @prepared
 SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL synchronous_commit = off;
+SET LOCAL enable_sort = off;
 WITH done AS (
     SELECT a.id, a.token, NULL::text AS reason, NULL::text AS exc_type, NULL::jsonb AS exc_args, true AS acked,
            false AS frees
@@ -473,7 +485,9 @@ WITH done AS (
     SET state = 'running', worker_id = %(worker_id)s, lease_token = gen_random_uuid(),
         lease_expires_at = now() + %(lease_seconds)s * interval '1 second',
         attempts = m.attempts + 1, started_at = now()
-    WHERE m.id = ANY (ARRAY(SELECT id FROM picked)) AND m.state IN ('queued', 'held')
+    -- state::text: by the primary key alone (with "state IN (...)" a generic plan made on
+    -- statistics that saw no live row read every live row through the message_id index)
+    WHERE m.id = ANY (ARRAY(SELECT id FROM picked)) AND m.state::text IN ('queued', 'held')
     RETURNING m.id, m.lease_token, m.payload, m.priority, m.eta
 ), promoted AS (
     -- The heads the claim did not pick wait 'queued' for any consumer.

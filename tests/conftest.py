@@ -247,3 +247,40 @@ def worker(broker):
     w.start()
     yield w
     w.stop()
+
+
+def index_reads(url: str, name: str, params: dict) -> dict[str, float]:
+    """Run the named query as a generic prepared plan under EXPLAIN ANALYZE (rolled back);
+    per index, the entries its scans returned or filtered out, summed over their loops."""
+    import json
+
+    from broker.sql import broker_queries, prepared_query
+
+    prepared = prepared_query(name, broker_queries()[name])
+    head, _, execute = prepared.execute.rpartition(";\n")
+    conn = psycopg2.connect(url)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET plan_cache_mode = force_generic_plan")
+            if head:
+                cur.execute(head)
+            cur.execute(prepared.prepare)
+            cur.execute(b"EXPLAIN (ANALYZE, FORMAT JSON) " + cur.mogrify(execute, params))
+            plan = cur.fetchone()[0]
+        conn.rollback()
+    finally:
+        conn.close()
+    plan = plan if isinstance(plan, list) else json.loads(plan)
+    read: dict[str, float] = {}
+
+    def walk(node: dict) -> None:
+        if "Index Name" in node:
+            index = node["Index Name"]
+            # entries the scan returned and those its filter dropped, over all its loops
+            visited = node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)
+            read[index] = read.get(index, 0) + visited * node.get("Actual Loops", 1)
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(plan[0]["Plan"])
+    return read
