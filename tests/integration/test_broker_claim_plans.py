@@ -39,9 +39,8 @@ def test_a_claim_after_an_idle_spell_reads_a_batch_not_the_backlog(broker, db, c
     def step(key):
         pass
 
-    actor = step
-    idle_then_burst(broker, conn, actor)
-    read = index_reads(db, "messages_exchange_many", params(broker, actor.queue_name))
+    idle_then_burst(broker, conn, step)
+    read = index_reads(db, "messages_exchange_many", params(broker, step.queue_name))
     assert read.get("citeq_messages_message_id_live", 0) <= LIMIT, read
     assert sum(read.values()) <= 4 * LIMIT, read
 
