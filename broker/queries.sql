@@ -168,10 +168,17 @@ SELECT payload FROM citeq_messages WHERE idempotency_key = %(idempotency_key)s;
 -- the 2x4 drains of scripts/bench_profile.py that hit it, 41-50 in those that did not. The
 -- other parts read rows by id (the primary key gives them in id order), and the final ORDER
 -- BY, over a few rows, is sorted whatever the setting says.
+--
+-- jit = off wherever a statement turns a plan type off: before PostgreSQL 18 a disabled
+-- node that the plan still needs (the final sort here) adds 1e10 to the plan's cost, past
+-- every jit_*_above_cost, and a server built with LLVM (Debian's and PGDG's packages; jit is
+-- on by default) then compiled the statement on every execution: 400-500 ms per claim on
+-- PostgreSQL 15, a drain of 10 msg/s. None of these statements gains from JIT anyway.
 -- @prepared
 SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL synchronous_commit = off;
 SET LOCAL enable_sort = off;
+SET LOCAL jit = off;
 WITH done AS (
     SELECT a.id, a.token, NULL::text AS reason, NULL::text AS exc_type, NULL::jsonb AS exc_args, true AS acked
     FROM unnest(%(ack_ids)s::bigint[], %(ack_tokens)s::uuid[]) AS a(id, token)
@@ -388,6 +395,7 @@ UNION ALL SELECT 'promoted', id FROM promoted WHERE (SELECT count(*) FROM woken)
 SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL synchronous_commit = off;
 SET LOCAL enable_sort = off;
+SET LOCAL jit = off;
 WITH done AS (
     SELECT a.id, a.token, NULL::text AS reason, NULL::text AS exc_type, NULL::jsonb AS exc_args, true AS acked,
            false AS frees
@@ -535,6 +543,7 @@ ORDER BY 5, 6, 2;
 -- and filtered it (every message of the table, done ones included, per release).
 SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL enable_seqscan = off;
+SET LOCAL jit = off;
 WITH named AS MATERIALIZED (
     SELECT m.id FROM citeq_messages m
     WHERE m.message_id = ANY (%(message_ids)s::text[]) AND m.state <> 'done'

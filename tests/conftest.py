@@ -249,9 +249,9 @@ def worker(broker):
     w.stop()
 
 
-def index_reads(url: str, name: str, params: dict) -> dict[str, float]:
-    """Run the named query as a generic prepared plan under EXPLAIN ANALYZE (rolled back);
-    per index, the entries its scans returned or filtered out, summed over their loops."""
+def explained(url: str, name: str, params: dict, *, session: tuple[str, ...] = ()) -> dict:
+    """Run the named query as a generic prepared plan under EXPLAIN ANALYZE (rolled back),
+    after the ``session`` statements; the JSON plan's top object."""
     import json
 
     from broker.sql import broker_queries, prepared_query
@@ -261,7 +261,8 @@ def index_reads(url: str, name: str, params: dict) -> dict[str, float]:
     conn = psycopg2.connect(url)
     try:
         with conn.cursor() as cur:
-            cur.execute("SET plan_cache_mode = force_generic_plan")
+            for statement in ("SET plan_cache_mode = force_generic_plan", *session):
+                cur.execute(statement)
             if head:
                 cur.execute(head)
             cur.execute(prepared.prepare)
@@ -270,7 +271,13 @@ def index_reads(url: str, name: str, params: dict) -> dict[str, float]:
         conn.rollback()
     finally:
         conn.close()
-    plan = plan if isinstance(plan, list) else json.loads(plan)
+    return (plan if isinstance(plan, list) else json.loads(plan))[0]
+
+
+def index_reads(url: str, name: str, params: dict) -> dict[str, float]:
+    """:func:`explained`'s plan of the named query: per index, the entries its scans
+    returned or filtered out, summed over their loops."""
+    plan = explained(url, name, params)
     read: dict[str, float] = {}
 
     def walk(node: dict) -> None:
@@ -282,5 +289,5 @@ def index_reads(url: str, name: str, params: dict) -> dict[str, float]:
         for child in node.get("Plans", []):
             walk(child)
 
-    walk(plan[0]["Plan"])
+    walk(plan["Plan"])
     return read

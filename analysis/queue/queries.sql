@@ -156,6 +156,7 @@ RETURNING entry.amount;
 -- the users of group_keys), and those users' jobs pending or running.
 SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL enable_seqscan = off;
+SET LOCAL jit = off;
 UPDATE analysis_jobs j
 SET status = 'pending', promoted_at = clock_timestamp(), promoted_via = %(via)s
 WHERE j.slot_message_id = ANY (ARRAY(
@@ -190,6 +191,7 @@ RETURNING j.id, j.user_id;
 -- read by key too (scripts/bench_queue_profile.py, issue 27).
 SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL enable_seqscan = off;
+SET LOCAL jit = off;
 SET LOCAL synchronous_commit = off;
 WITH target AS MATERIALIZED (
     -- One lookup per item, by id (the locked row is re-checked against the guard): joined

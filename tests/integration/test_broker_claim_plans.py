@@ -12,9 +12,10 @@ entries it read.
 from __future__ import annotations
 
 import dramatiq
+import pytest
 
 from broker.store import MessageStore
-from tests.conftest import index_reads, noop_by_key, query
+from tests.conftest import explained, index_reads, noop_by_key, query
 
 BACKLOG = 3_000
 LIMIT = 8
@@ -52,3 +53,32 @@ def test_a_grouped_step_after_an_idle_spell_reads_a_batch_not_the_backlog(broker
                **MessageStore._ack_params([], [], prefix="group_"))
     read = index_reads(db, "grouped_messages_exchange_many", p)
     assert sum(read.values()) <= 4 * LIMIT, read
+
+
+def jit_available(conn) -> bool:
+    (available,), = query(conn, "SELECT pg_jit_available()")
+    return available
+
+
+@pytest.mark.parametrize("grouped", [False, True], ids=["plain", "grouped"])
+def test_a_step_is_never_compiled_by_jit(broker, db, conn, grouped):
+    """Before PostgreSQL 18, enable_sort = off added 1e10 to the step's cost (its final sort
+    stays), past every jit threshold: a server built with LLVM compiled each step anew,
+    400-500 ms a claim on PostgreSQL 15. Thresholds at 0 make any plan cost enough here.
+    Runs where the server can JIT (an external DATABASE_URL; the embedded build cannot)."""
+    if not jit_available(conn):
+        pytest.skip("this server has no JIT provider (LLVM)")
+    def step(key):
+        pass
+
+    actor = noop_by_key() if grouped else dramatiq.actor(step)
+    idle_then_burst(broker, conn, actor)
+    name, p = "messages_exchange_many", params(broker, actor.queue_name)
+    if grouped:
+        name = "grouped_messages_exchange_many"
+        p.update(head_limit=LIMIT, **MessageStore._ack_params([], [], prefix="group_"))
+    session = ("SET jit = on", "SET jit_above_cost = 0", "SET jit_inline_above_cost = 0",
+               "SET jit_optimize_above_cost = 0")
+    plan = explained(db, name, p, session=session)
+    assert plan["Plan"]["Actual Rows"] == LIMIT  # the step claimed a batch
+    assert "JIT" not in plan, plan["JIT"]
