@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 import psycopg2.extensions
 
@@ -202,12 +203,17 @@ def check_and_tally(conn, case: str, jobs: list[int], faults: int) -> None:
 
 
 class CuttingProxy:
-    """A TCP proxy from 127.0.0.1 to the database's Unix socket that cuts every connection
-    after a random lifetime while ``cutting`` is set — mid-transaction as often as not."""
+    """A TCP proxy from 127.0.0.1 to the database (its Unix socket, or its host and port for
+    a server of DATABASE_URL on TCP) that cuts every connection after a random lifetime
+    while ``cutting`` is set — mid-transaction as often as not."""
 
     def __init__(self, db_url: str, *, min_life: float = 0.3, max_life: float = 4.0) -> None:
         dsn = psycopg2.extensions.parse_dsn(db_url)
-        self.socket_path = os.path.join(dsn["host"], f".s.PGSQL.{dsn.get('port', 5432)}")
+        host, port = dsn.get("host") or "/tmp", int(dsn.get("port") or 5432)
+        if host.startswith("/"):
+            self.upstream = (socket.AF_UNIX, os.path.join(host, f".s.PGSQL.{port}"))
+        else:
+            self.upstream = (socket.AF_INET6 if ":" in host else socket.AF_INET, (host, port))
         self.dsn = dsn
         self.min_life, self.max_life = min_life, max_life
         self.cutting = threading.Event()
@@ -220,7 +226,9 @@ class CuttingProxy:
     @property
     def url(self) -> str:
         port = self._listener.getsockname()[1]
-        return f"postgresql://{self.dsn.get('user', 'postgres')}@127.0.0.1:{port}/{self.dsn['dbname']}?sslmode=disable"
+        user = self.dsn.get("user", "postgres")
+        password = f":{quote(self.dsn['password'], safe='')}" if self.dsn.get("password") else ""
+        return f"postgresql://{quote(user, safe='')}{password}@127.0.0.1:{port}/{self.dsn['dbname']}?sslmode=disable"
 
     def __enter__(self) -> CuttingProxy:
         threading.Thread(target=self._accept, daemon=True, name="proxy-accept").start()
@@ -240,9 +248,10 @@ class CuttingProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
-            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            family, address = self.upstream
+            upstream = socket.socket(family, socket.SOCK_STREAM)
             try:
-                upstream.connect(self.socket_path)
+                upstream.connect(address)
             except OSError:
                 client.close()
                 continue
