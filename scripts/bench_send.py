@@ -1,0 +1,129 @@
+"""Where a durable single send's time goes (issue 27): the broker's send beside its own
+statement sent from a bare client, the message row's INSERT alone, and the durable commit floor.
+
+    .venv/bin/python scripts/bench_send.py                  # 4 rounds of 4,000 sends each
+    .venv/bin/python scripts/bench_send.py --rounds 6 --sends 10000
+
+One client, one connection per variant, each send its own durable commit; the variants take
+turns within a round (the order reverses every other round). Per variant and round: sends per
+second, the backend's CPU per send (/proc/<pid>/stat of the connection's server process: the
+server must run on this machine) and the client's CPU per send (this process):
+
+* ``broker.enqueue``: ``PostgresBroker.enqueue`` of a no-op message, no middleware (what
+  ``actor.send`` costs beyond Dramatiq's own message building and middleware, which every
+  broker pays);
+* ``its statement, bare client``: the same prepared ``message_insert_one`` (the insert, its
+  idempotency ``ON CONFLICT`` and its wake-up decision) executed from a loop of psycopg2 calls;
+* ``the row's INSERT alone``: a prepared INSERT of the same row, nothing else;
+* ``durable commit floor``: a one-integer-row INSERT, each its own commit.
+
+Database: the server of DATABASE_URL when set, else the embedded one; ``citeq_bench_send`` is
+created afresh and migrated. The table is emptied and a CHECKPOINT taken before each variant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from _benchdb import database, proc_cpu_seconds  # noqa: E402
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=4)
+    p.add_argument("--sends", type=int, default=4000, help="sends per variant and round")
+    args = p.parse_args(argv)
+
+    import dramatiq
+    import psycopg2
+
+    from broker import PostgresBroker
+    from broker.sql import broker_queries, prepared_query
+
+    url = database("citeq_bench_send")
+    broker = PostgresBroker(url, pool_size=1, middleware=[], retention_seconds=0)
+
+    @dramatiq.actor(broker=broker, queue_name="bench_send", actor_name="bench_send_noop")
+    def noop() -> None:
+        pass
+
+    with broker.connector.connection() as conn, conn.cursor() as cur:
+        cur.execute("SELECT pg_backend_pid()")
+        broker_pid = cur.fetchone()[0]
+    raw = psycopg2.connect(url)
+    raw.autocommit = True
+    cur = raw.cursor()
+    cur.execute("SELECT pg_backend_pid()")
+    raw_pid = cur.fetchone()[0]
+    statement = prepared_query("message_insert_one", broker_queries()["message_insert_one"])
+    cur.execute(statement.prepare)
+    cur.execute("PREPARE bench_row(text, text, text, bytea, int) AS INSERT INTO citeq_messages "
+                "(message_id, queue_name, actor_name, payload, eta, priority) VALUES ($1, $2, $3, $4, now(), $5)")
+    cur.execute("CREATE TABLE bench_send_floor (x int)")
+    payload = noop.message().encode()
+
+    def params() -> dict:
+        return {"message_id": str(uuid.uuid4()), "queue_name": "bench_send", "actor_name": "bench_send_noop",
+                "payload": payload, "delay_ms": 0, "idempotency_key": None, "priority": 0}
+
+    def enqueue() -> None:
+        for _ in range(args.sends):
+            broker.enqueue(noop.message())
+
+    def bare_statement() -> None:
+        for _ in range(args.sends):
+            cur.execute(statement.execute, params())
+            cur.fetchall()
+
+    def row_alone() -> None:
+        for _ in range(args.sends):
+            p = params()
+            cur.execute("EXECUTE bench_row(%s, %s, %s, %s, 0)",
+                        (p["message_id"], p["queue_name"], p["actor_name"], p["payload"]))
+
+    def floor() -> None:
+        for _ in range(args.sends):
+            cur.execute("INSERT INTO bench_send_floor VALUES (1)")
+
+    variants = [("broker.enqueue", enqueue, broker_pid), ("its statement, bare client", bare_statement, raw_pid),
+                ("the row's INSERT alone", row_alone, raw_pid), ("durable commit floor", floor, raw_pid)]
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _, _ in variants}
+    print(f"database: {url}")
+    for r in range(args.rounds):
+        for name, run, pid in variants if r % 2 == 0 else variants[::-1]:
+            cur.execute("TRUNCATE citeq_messages, bench_send_floor")
+            cur.execute("CHECKPOINT")
+            backend, client, start = proc_cpu_seconds(pid), time.process_time(), time.perf_counter()
+            run()
+            wall = time.perf_counter() - start
+            results[name].append((args.sends / wall, (proc_cpu_seconds(pid) - backend) / args.sends * 1e6,
+                                  (time.process_time() - client) / args.sends * 1e6))
+        print(f"round {r + 1}: " + ", ".join(f"{n} {results[n][-1][0]:,.0f}/s" for n, _, _ in variants))
+
+    def rng(values, spec):
+        lo, hi = min(values), max(values)
+        return f"{lo:{spec}}–{hi:{spec}}"
+
+    print(f"\n{'':<28}{'sends/s':>16}{'backend CPU us':>18}{'client CPU us':>17}{'÷ enqueue':>12}")
+    base = [r[0] for r in results["broker.enqueue"]]
+    for name, _, _ in variants:
+        rows = results[name]
+        ratio = [r[0] / b for r, b in zip(rows, base)]
+        print(f"{name:<28}{rng([r[0] for r in rows], ',.0f'):>16}{rng([r[1] for r in rows], ',.0f'):>18}"
+              f"{rng([r[2] for r in rows], ',.0f'):>17}{rng(ratio, '.2f'):>12}")
+    print("(CPU from /proc in 10 ms ticks; ÷ enqueue: the variant's rate over the broker's in the same round)")
+    raw.close()
+    broker.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
