@@ -68,6 +68,7 @@ def test_a_step_is_never_compiled_by_jit(broker, db, conn, grouped):
     Runs where the server can JIT (an external DATABASE_URL; the embedded build cannot)."""
     if not jit_available(conn):
         pytest.skip("this server has no JIT provider (LLVM)")
+
     def step(key):
         pass
 
