@@ -15,6 +15,16 @@ def sql(*args, **kwargs):
     return run(*args, **kwargs)
 
 
+def rng(values: list[float], spec: str) -> str:
+    """A range of figures as the benchmarks print it ("lo–hi", one figure when they agree;
+    None values are left out, "-" when none is left)."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    lo, hi = min(values), max(values)
+    return format(lo, spec) if format(lo, spec) == format(hi, spec) else f"{format(lo, spec)}–{format(hi, spec)}"
+
+
 #: The embedded server's data directory when :func:`database` started it (its CPU is ours to read).
 _embedded_data: Path | None = None
 

@@ -50,6 +50,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scripts._benchdb import rng  # noqa: E402
 from scripts.bench_broker import ensure_venv, run_client  # noqa: E402
 
 REDIS_DIR = ROOT / ".citeq" / "bench-redis"
@@ -189,14 +190,6 @@ def commit_floor(url: str, commits: int) -> float:
         return rate
     finally:
         conn.close()
-
-
-def rng(values: list[float], spec: str) -> str:
-    values = [v for v in values if v is not None]
-    if not values:
-        return "-"
-    lo, hi = min(values), max(values)
-    return format(lo, spec) if format(lo, spec) == format(hi, spec) else f"{format(lo, spec)}–{format(hi, spec)}"
 
 
 def report_drains(rounds: list[dict], messages: int) -> None:

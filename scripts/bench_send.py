@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from _benchdb import database, proc_cpu_seconds  # noqa: E402
+from _benchdb import database, proc_cpu_seconds, rng  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -107,10 +107,6 @@ def main(argv=None) -> int:
             results[name].append((args.sends / wall, (proc_cpu_seconds(pid) - backend) / args.sends * 1e6,
                                   (time.process_time() - client) / args.sends * 1e6))
         print(f"round {r + 1}: " + ", ".join(f"{n} {results[n][-1][0]:,.0f}/s" for n, _, _ in variants))
-
-    def rng(values, spec):
-        lo, hi = min(values), max(values)
-        return f"{lo:{spec}}–{hi:{spec}}"
 
     print(f"\n{'':<28}{'sends/s':>16}{'backend CPU us':>18}{'client CPU us':>17}{'÷ enqueue':>12}")
     base = [r[0] for r in results["broker.enqueue"]]
