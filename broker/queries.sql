@@ -15,6 +15,11 @@
 -- claiming or full and claim with their next ack; skipping matters because a NOTIFY takes a
 -- database-wide lock from pre-commit to the end of the commit, so notifying transactions
 -- commit one at a time. A delayed message notifies '<queue> <seconds until its eta>'.
+-- The probe's OFFSET 0 keeps it a probe (it stops at the first due message): without it, a
+-- generic plan made while the table was near empty (a new install, the first sends after
+-- pruning emptied the table) hashed every due message of every queue on each send until the
+-- next ANALYZE: 635-1,625 us of server CPU per send over the first 8,000 sends of an emptied
+-- table, against 165-280 after. The other wake-up probes below carry it for the same reason.
 -- @prepared
 WITH inserted AS (
     INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, idempotency_key, priority)
@@ -28,7 +33,8 @@ SELECT id,
             THEN pg_notify('citeq_wakeup',
                            queue_name || ' ' || greatest(extract(epoch FROM eta - clock_timestamp()), 0)::text)
             WHEN NOT EXISTS (SELECT 1 FROM citeq_messages m
-                             WHERE m.state = 'queued' AND m.queue_name = inserted.queue_name AND m.eta <= now())
+                             WHERE m.state = 'queued' AND m.queue_name = inserted.queue_name AND m.eta <= now()
+                             OFFSET 0)
             THEN pg_notify('citeq_wakeup', queue_name) END
 FROM inserted;
 
@@ -51,7 +57,8 @@ WITH inserted AS (
 )
 SELECT CASE WHEN due AND NOT EXISTS (SELECT 1 FROM citeq_messages m
                                      WHERE m.state = 'queued' AND m.queue_name = queues.queue_name
-                                       AND m.eta <= now())
+                                       AND m.eta <= now()
+                                     OFFSET 0)
             THEN pg_notify('citeq_wakeup', queue_name) END,
        CASE WHEN next_eta IS NOT NULL
             THEN pg_notify('citeq_wakeup',
@@ -91,7 +98,8 @@ SELECT id,
             THEN pg_notify('citeq_wakeup',
                            queue_name || ' ' || greatest(extract(epoch FROM eta - clock_timestamp()), 0)::text)
             WHEN NOT EXISTS (SELECT 1 FROM citeq_messages m
-                             WHERE m.state = 'queued' AND m.queue_name = inserted.queue_name AND m.eta <= now())
+                             WHERE m.state = 'queued' AND m.queue_name = inserted.queue_name AND m.eta <= now()
+                             OFFSET 0)
             THEN pg_notify('citeq_wakeup', queue_name) END
 FROM inserted;
 
@@ -110,7 +118,7 @@ WITH m AS (
 ), k AS (
     SELECT d.queue_name, d.group_key,
            EXISTS (SELECT 1 FROM citeq_messages h WHERE h.state = 'held' AND h.queue_name = d.queue_name
-                   AND h.group_key = d.group_key) AS held,
+                   AND h.group_key = d.group_key OFFSET 0) AS held,
            (SELECT count(*) FROM citeq_messages f
                    WHERE (f.state IN ('queued', 'running', 'parked') OR (f.state = 'dead' AND f.group_release = 'manual'))
                    AND f.group_key IS NOT NULL AND f.queue_name = d.queue_name
@@ -135,7 +143,8 @@ WITH m AS (
 )
 SELECT CASE WHEN due AND NOT EXISTS (SELECT 1 FROM citeq_messages m
                                      WHERE m.state = 'queued' AND m.queue_name = queues.queue_name
-                                       AND m.eta <= now())
+                                       AND m.eta <= now()
+                                     OFFSET 0)
             THEN pg_notify('citeq_wakeup', queue_name) END,
        CASE WHEN next_eta IS NOT NULL
             THEN pg_notify('citeq_wakeup',
