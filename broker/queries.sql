@@ -83,12 +83,8 @@ WITH inserted AS (
            CASE WHEN citeq_group_has_room(%(queue_name)s, %(group_key)s, %(group_limit)s)
                 THEN 'queued' ELSE 'held' END::citeq_message_state,
            %(group_key)s, %(group_limit)s, %(group_release)s,
-           -- (a retry is sent while the message it retries still runs: never 'done', so
-           -- the lookup reads the live rows' message_id index, not the whole table)
-           coalesce((SELECT min(group_seq) FROM citeq_messages
-                     WHERE message_id = %(message_id)s AND state <> 'done' AND queue_name = %(queue_name)s
-                       AND group_key = %(group_key)s),
-                    nextval('citeq_group_seq'))
+           -- (by index whatever this statement's plan was made on: schema/0070)
+           coalesce(citeq_group_seq_of(%(message_id)s, %(queue_name)s, %(group_key)s), nextval('citeq_group_seq'))
     ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING id, queue_name, eta, state
 )
@@ -116,13 +112,9 @@ WITH m AS (
          WITH ORDINALITY AS m(message_id, queue_name, actor_name, payload, delay_ms, priority,
                               group_key, group_limit, group_release, ord)
 ), k AS (
-    SELECT d.queue_name, d.group_key,
-           EXISTS (SELECT 1 FROM citeq_messages h WHERE h.state = 'held' AND h.queue_name = d.queue_name
-                   AND h.group_key = d.group_key OFFSET 0) AS held,
-           (SELECT count(*) FROM citeq_messages f
-                   WHERE (f.state IN ('queued', 'running', 'parked') OR (f.state = 'dead' AND f.group_release = 'manual'))
-                   AND f.group_key IS NOT NULL AND f.queue_name = d.queue_name
-                   AND f.group_key = d.group_key) AS busy
+    -- (by index whatever this statement's plan was made on: schema/0070)
+    SELECT d.queue_name, d.group_key, citeq_group_holds_back(d.queue_name, d.group_key) AS held,
+           citeq_group_busy(d.queue_name, d.group_key) AS busy
     FROM (SELECT DISTINCT queue_name, group_key FROM m) AS d
 ), ranked AS (
     SELECT m.*, k.held, k.busy,

@@ -19,6 +19,12 @@ server must run on this machine) and the client's CPU per send (this process):
 
 Database: the server of DATABASE_URL when set, else the embedded one; ``citeq_bench_send`` is
 created afresh and migrated. The table is emptied and a CHECKPOINT taken before each variant.
+
+``--emptied``: instead, sends into a table that was emptied and vacuumed (as pruning and
+autovacuum leave it after a quiet spell), plain and grouped (400 keys) in turn on fresh
+connections: the backend's CPU per send over each 1,000 sends, until autovacuum's ANALYZE
+replans them, and over 1,000 sends after an explicit ANALYZE (docs/howto/operating.md,
+"After the messages table was empty").
 """
 
 from __future__ import annotations
@@ -40,7 +46,11 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--sends", type=int, default=4000, help="sends per variant and round")
+    p.add_argument("--emptied", type=int, metavar="N", default=0,
+                   help="send N messages (in steps of 1,000) into an emptied table instead (see above)")
     args = p.parse_args(argv)
+    if args.emptied:
+        return emptied(args.emptied)
 
     import dramatiq
     import psycopg2
@@ -118,6 +128,50 @@ def main(argv=None) -> int:
     print("(CPU from /proc in 10 ms ticks; ÷ enqueue: the variant's rate over the broker's in the same round)")
     raw.close()
     broker.close()
+    return 0
+
+
+def emptied(total: int) -> int:
+    import random
+
+    import dramatiq
+
+    from broker import PostgresBroker
+    from broker.groups import MessageGroups
+
+    url = database("citeq_bench_send")
+    print(f"database: {url}")
+    for kind in ("plain", "grouped"):
+        broker = PostgresBroker(url, pool_size=1, middleware=[MessageGroups()], retention_seconds=0)
+
+        @dramatiq.actor(broker=broker, queue_name="bench_send", actor_name="bench_send_noop")
+        def noop() -> None:
+            pass
+
+        @dramatiq.actor(broker=broker, queue_name="bench_send", actor_name="bench_send_keyed", group_by=str)
+        def keyed(key) -> None:
+            pass
+
+        def message():
+            return noop.message() if kind == "plain" else keyed.message(str(random.randrange(400)))
+
+        def costs(n: int) -> str:
+            backend = proc_cpu_seconds(pid)
+            for _ in range(n):
+                broker.enqueue(message())
+            return f"{(proc_cpu_seconds(pid) - backend) / n * 1e6:,.0f}"
+
+        with broker.connector.connection() as conn, conn.cursor() as cur:
+            cur.execute("TRUNCATE citeq_messages")
+            cur.execute("VACUUM citeq_messages")
+            cur.execute("SELECT pg_backend_pid()")
+            pid = cur.fetchone()[0]
+        steps = [costs(1000) for _ in range(max(total // 1000, 1))]
+        with broker.connector.connection() as conn, conn.cursor() as cur:
+            cur.execute("ANALYZE citeq_messages")
+        print(f"{kind:>8} sends, backend CPU us per send over each 1,000: {', '.join(steps)}; "
+              f"after an ANALYZE: {costs(1000)}")
+        broker.close()
     return 0
 
 
