@@ -18,8 +18,9 @@
 -- The probe's OFFSET 0 keeps it a probe (it stops at the first due message): without it, a
 -- generic plan made while the table was near empty (a new install, the first sends after
 -- pruning emptied the table) hashed every due message of every queue on each send until the
--- next ANALYZE: 635-1,625 us of server CPU per send over the first 8,000 sends of an emptied
--- table, against 165-280 after. The other wake-up probes below carry it for the same reason.
+-- next ANALYZE: 290-1,920 us of server CPU per send over the first 9,000 sends into an emptied
+-- table, 110-250 with it (scripts/bench_send.py --emptied). The other wake-up probes below
+-- carry it for the same reason.
 -- @prepared
 WITH inserted AS (
     INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, idempotency_key, priority)

@@ -56,9 +56,9 @@ class DevDbSettings(EnvSettings):
     no_system_fallback: bool = env_field(False, NO_SYSTEM_FALLBACK_ENV,
                                          "1: only the wheel's PostgreSQL, never a system one")
     pg_major: int | None = env_field(
-        None, "CITEQ_PG_MAJOR", "the PostgreSQL major version to run (the wheel ships 18 and 16; else a system "
-        "PostgreSQL of it), its data then under .citeq/pgN/ (N: that version); unset: the newest found, its data under .citeq/pg/",
-        ge=13)
+        None, "CITEQ_PG_MAJOR", "the PostgreSQL major version to run (the wheel ships 18 and 16; else a "
+        "system PostgreSQL of it), its data then under .citeq/pgN/ (N: that version); unset: the newest "
+        "found, its data under .citeq/pg/", ge=13)
 
 
 class EmbeddedPostgresError(RuntimeError):
