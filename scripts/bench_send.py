@@ -25,6 +25,12 @@ autovacuum leave it after a quiet spell), plain and grouped (400 keys) in turn o
 connections: the backend's CPU per send over each 1,000 sends, until autovacuum's ANALYZE
 replans them, and over 1,000 sends after an explicit ANALYZE (docs/howto/operating.md,
 "After the messages table was empty").
+
+``--delayed N``: instead, due sends into a queue that holds N messages delayed by an hour
+and nothing due (each send is deleted by another connection once it has committed, as an
+idle consumer would take it), plain and grouped: the sending backend's CPU per send over 3 ×
+1,000 (docs/howto/operating.md, "PostgreSQL versions": before 18, the wake-up probe across
+priorities read every delayed message).
 """
 
 from __future__ import annotations
@@ -48,9 +54,11 @@ def main(argv=None) -> int:
     p.add_argument("--sends", type=int, default=4000, help="sends per variant and round")
     p.add_argument("--emptied", type=int, metavar="N", default=0,
                    help="send N messages (in steps of 1,000) into an emptied table instead (see above)")
+    p.add_argument("--delayed", type=int, metavar="N", default=0,
+                   help="send into a queue of N delayed messages instead (see above)")
     args = p.parse_args(argv)
-    if args.emptied:
-        return emptied(args.emptied)
+    if args.emptied or args.delayed:
+        return beside_a_table_state(args.emptied, args.delayed)
 
     import dramatiq
     import psycopg2
@@ -131,10 +139,11 @@ def main(argv=None) -> int:
     return 0
 
 
-def emptied(total: int) -> int:
+def beside_a_table_state(emptied: int, delayed: int) -> int:
     import random
 
     import dramatiq
+    import psycopg2
 
     from broker import PostgresBroker
     from broker.groups import MessageGroups
@@ -152,13 +161,17 @@ def emptied(total: int) -> int:
         def keyed(key) -> None:
             pass
 
-        def message():
-            return noop.message() if kind == "plain" else keyed.message(str(random.randrange(400)))
+        def message(key=None):
+            return noop.message() if kind == "plain" else keyed.message(key or str(random.randrange(400)))
 
         def costs(n: int) -> str:
             backend = proc_cpu_seconds(pid)
             for _ in range(n):
-                broker.enqueue(message())
+                # beside a delayed backlog, each grouped send has a key of its own: born queued, it probes
+                sent = broker.enqueue(message(str(uuid.uuid4()) if delayed else None))
+                if delayed:  # taken, as by an idle consumer: nothing due is left waiting
+                    taker.execute("DELETE FROM citeq_messages WHERE message_id = %s AND state <> 'done'",
+                                  (sent.message_id,))
             return f"{(proc_cpu_seconds(pid) - backend) / n * 1e6:,.0f}"
 
         with broker.connector.connection() as conn, conn.cursor() as cur:
@@ -166,11 +179,24 @@ def emptied(total: int) -> int:
             cur.execute("VACUUM citeq_messages")
             cur.execute("SELECT pg_backend_pid()")
             pid = cur.fetchone()[0]
-        steps = [costs(1000) for _ in range(max(total // 1000, 1))]
-        with broker.connector.connection() as conn, conn.cursor() as cur:
-            cur.execute("ANALYZE citeq_messages")
-        print(f"{kind:>8} sends, backend CPU us per send over each 1,000: {', '.join(steps)}; "
-              f"after an ANALYZE: {costs(1000)}")
+        if delayed:
+            other = psycopg2.connect(url)
+            other.autocommit = True
+            taker = other.cursor()
+            for i in range(0, delayed, 1000):
+                broker.enqueue_many([message() for _ in range(min(1000, delayed - i))], delay=3_600_000)
+            with broker.connector.connection() as conn, conn.cursor() as cur:
+                cur.execute("ANALYZE citeq_messages")
+            steps = [costs(1000) for _ in range(3)]
+            print(f"{kind:>8} sends beside {delayed:,} delayed messages, backend CPU us per send over each "
+                  f"1,000: {', '.join(steps)}")
+            other.close()
+        else:
+            steps = [costs(1000) for _ in range(max(emptied // 1000, 1))]
+            with broker.connector.connection() as conn, conn.cursor() as cur:
+                cur.execute("ANALYZE citeq_messages")
+            print(f"{kind:>8} sends, backend CPU us per send over each 1,000: {', '.join(steps)}; "
+                  f"after an ANALYZE: {costs(1000)}")
         broker.close()
     return 0
 
