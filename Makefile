@@ -97,4 +97,5 @@ bench: $(BIN)/citeq
 
 clean:
 	-$(BIN)/citeq db stop
+	-CITEQ_PG_MAJOR=16 $(BIN)/citeq db stop
 	rm -rf $(VENV) .citeq
