@@ -122,8 +122,11 @@ class LeaseKeeper(threading.Thread):
         message it holds a fresh lease."""
         queues = self.broker.consumed_queues
         self.broker.pool.close_idle()
+        # The heartbeat writes on a pooled connection: when closing the idle ones left the
+        # pool empty, it opens one, and the row counts it (an open process never holds none).
+        connections = self.broker.connections + (self.broker.connector.open_connections == 0)
         self.broker.store.heartbeat(self.broker.worker_id, hostname=self.hostname, pid=self.broker.pid,
-                                    queues=queues, connections=self.broker.connections,
+                                    queues=queues, connections=connections,
                                     threads=self.broker.worker_threads, held=self.broker.held_leases())
 
     def stop(self) -> None:

@@ -484,6 +484,26 @@ def test_a_stopping_process_removes_its_row_and_reports_its_connections(broker, 
     assert query(conn, "SELECT count(*) FROM citeq_workers")[0][0] == 0
 
 
+def test_a_heartbeat_that_finds_the_pool_emptied_counts_the_connection_it_writes_on(db, conn):
+    # Given a process consuming a queue whose listener is not connected (yet, or again) and
+    # whose pool the idle timeout has emptied
+    from broker.maintenance import LeaseKeeper
+    b = PostgresBroker(url=db, pool_idle_seconds=0.01)
+    b._consumers["default"] += 1  # as consume() records it, without starting its threads
+    c = b.pool.getconn()
+    b.pool.putconn(c)
+    wait_for(lambda: b.pool.close_idle() == 1, timeout=5, message="the idle connection closed")
+    assert b.connections == 0
+    # When it heartbeats (on a connection it opens to write the row)
+    try:
+        LeaseKeeper(b).renew()
+        # Then its row counts the connection open while it wrote, not none
+        assert query(conn, "SELECT connections FROM citeq_workers WHERE worker_id = %s", (b.worker_id,)) == [(1,)]
+    finally:
+        b._consumers["default"] -= 1
+        b.close()
+
+
 def test_the_pool_closes_connections_idle_past_the_setting(db):
     b = PostgresBroker(url=db, pool_size=4, pool_idle_seconds=0.05)
     conns = [b.pool.getconn() for _ in range(3)]
