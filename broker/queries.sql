@@ -230,15 +230,23 @@ WITH done AS (
 ), released AS (
     SELECT l.id, d.acked FROM locked l JOIN done d ON d.id = l.id AND d.token = l.lease_token WHERE l.released
 ), picked AS (
-    SELECT id FROM citeq_messages
-    WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta <= now()
-      -- Claim only after the finished rows are written (see the lock order above).
-      AND (SELECT count(*) FROM finished) >= 0
-      -- A paused queue gives nothing out; acks and nacks above still finish.
-      AND NOT EXISTS (SELECT 1 FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s)
-    ORDER BY priority, eta, id
+    -- Priority by priority, lowest value first (schema/0071: before PostgreSQL 18 a claim
+    -- across priorities read every delayed message of the queue when none was due). The
+    -- nested loop stops once %(limit)s rows are locked: the next priority is read only when
+    -- this one's due messages ran out, and no row is locked that the claim does not take.
+    SELECT q.id FROM citeq_queued_priorities(%(queue_name)s) AS p(priority)
+    CROSS JOIN LATERAL (
+        SELECT id FROM citeq_messages
+        WHERE state = 'queued' AND queue_name = %(queue_name)s AND priority = p.priority AND eta <= now()
+          -- Claim only after the finished rows are written (see the lock order above).
+          AND (SELECT count(*) FROM finished) >= 0
+          -- A paused queue gives nothing out; acks and nacks above still finish.
+          AND NOT EXISTS (SELECT 1 FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s)
+        ORDER BY eta, id
+        LIMIT %(limit)s
+        FOR UPDATE SKIP LOCKED
+    ) AS q
     LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
 ), claimed AS (
     UPDATE citeq_messages m
     SET state = 'running', worker_id = %(worker_id)s, lease_token = gen_random_uuid(),
@@ -477,14 +485,19 @@ WITH done AS (
     ORDER BY m.id
     FOR UPDATE
 ), queued AS (
-    SELECT id, priority, eta FROM citeq_messages
-    WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta <= now()
-      -- Claim only after the finished rows and the heads are locked (see the lock order).
-      AND (SELECT count(*) FROM promotable) >= 0
-      AND NOT EXISTS (SELECT 1 FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s)
-    ORDER BY priority, eta, id
+    -- Priority by priority, as in messages_exchange_many.
+    SELECT q.id, q.priority, q.eta FROM citeq_queued_priorities(%(queue_name)s) AS p(priority)
+    CROSS JOIN LATERAL (
+        SELECT id, priority, eta FROM citeq_messages
+        WHERE state = 'queued' AND queue_name = %(queue_name)s AND priority = p.priority AND eta <= now()
+          -- Claim only after the finished rows and the heads are locked (see the lock order).
+          AND (SELECT count(*) FROM promotable) >= 0
+          AND NOT EXISTS (SELECT 1 FROM citeq_queue_pauses WHERE queue_name = %(queue_name)s)
+        ORDER BY eta, id
+        LIMIT %(limit)s
+        FOR UPDATE SKIP LOCKED
+    ) AS q
     LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
 ), picked AS (
     SELECT c.id FROM (
         SELECT id, priority, eta FROM queued
@@ -718,9 +731,17 @@ LIMIT %(limit)s;
 
 -- queue_next_eta_one --
 -- Seconds until the earliest delayed message of a queue is due (NULL: none); an idle
--- consumer sleeps until then rather than a whole poll interval.
-SELECT extract(epoch FROM min(eta) - now())::float8 FROM citeq_messages
-WHERE state = 'queued' AND queue_name = %(queue_name)s AND eta > now();
+-- consumer sleeps until then rather than a whole poll interval. The earliest of each
+-- priority's, one descent each (schema/0071: across priorities, PostgreSQL before 18 read
+-- every delayed message of the queue).
+SELECT extract(epoch FROM min(n.eta) - now())::float8
+FROM citeq_queued_priorities(%(queue_name)s) AS p(priority)
+CROSS JOIN LATERAL (
+    SELECT eta FROM citeq_messages
+    WHERE state = 'queued' AND queue_name = %(queue_name)s AND priority = p.priority AND eta > now()
+    ORDER BY eta
+    LIMIT 1
+) AS n;
 
 -- queue_group_share_one --
 -- What a consumer's share of a queue's grouped messages in flight is made of: the threads of

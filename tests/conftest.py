@@ -250,8 +250,8 @@ def worker(broker):
 
 
 def explained(url: str, name: str, params: dict, *, session: tuple[str, ...] = ()) -> dict:
-    """Run the named query as a generic prepared plan under EXPLAIN ANALYZE (rolled back),
-    after the ``session`` statements; the JSON plan's top object."""
+    """Run the named query as a generic prepared plan under EXPLAIN (ANALYZE, BUFFERS)
+    (rolled back), after the ``session`` statements; the JSON plan's top object."""
     import json
 
     from broker.sql import broker_queries, prepared_query
@@ -266,7 +266,7 @@ def explained(url: str, name: str, params: dict, *, session: tuple[str, ...] = (
             if head:
                 cur.execute(head)
             cur.execute(prepared.prepare)
-            cur.execute(b"EXPLAIN (ANALYZE, FORMAT JSON) " + cur.mogrify(execute, params))
+            cur.execute(b"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + cur.mogrify(execute, params))
             plan = cur.fetchone()[0]
         conn.rollback()
     finally:
