@@ -30,7 +30,11 @@ replans them, and over 1,000 sends after an explicit ANALYZE (docs/howto/operati
 and nothing due (each send is deleted by another connection once it has committed, as an
 idle consumer would take it), plain and grouped: the sending backend's CPU per send over 3 ×
 1,000 (docs/howto/operating.md, "PostgreSQL versions": before 18, the wake-up probe across
-priorities read every delayed message).
+priorities read every delayed message). Then, beside the same backlog (plain only): an idle
+consumer's claim of 8 that finds nothing due, a claim of 8 that finds one (sent just before,
+acked by the next claim), and the look-up of the queue's next eta, the backend's CPU per call
+over 3 x 1,000 (before 18, the claim and the look-up across priorities read every delayed
+message too; schema/0071).
 """
 
 from __future__ import annotations
@@ -191,6 +195,11 @@ def beside_a_table_state(emptied: int, delayed: int) -> int:
             print(f"{kind:>8} sends beside {delayed:,} delayed messages, backend CPU us per send over each "
                   f"1,000: {', '.join(steps)}")
             other.close()
+            if kind == "plain":
+                print(f"{'':>8} beside them, backend CPU us per call over each 1,000: "
+                      f"an idle consumer's claim of 8 (nothing due) {claim_costs(broker, pid, 0)}; "
+                      f"a claim of 8 that finds one due {claim_costs(broker, pid, 1, noop)}; "
+                      f"the next eta's look-up {eta_costs(broker, pid)}")
         else:
             steps = [costs(1000) for _ in range(max(emptied // 1000, 1))]
             with broker.connector.connection() as conn, conn.cursor() as cur:
@@ -199,6 +208,34 @@ def beside_a_table_state(emptied: int, delayed: int) -> int:
                   f"after an ANALYZE: {costs(1000)}")
         broker.close()
     return 0
+
+
+def claim_costs(broker, pid: int, due: int, actor=None) -> str:
+    """Backend CPU per claim of 8 on the benchmark's queue, over 3 x 1,000 claims, each
+    after ``due`` due messages were sent (and each claimed one acked by the next claim)."""
+    steps = []
+    for _ in range(3):
+        cpu, acks = 0.0, []
+        for _ in range(1000):
+            if due:
+                broker.enqueue_many([actor.message() for _ in range(due)])
+            before = proc_cpu_seconds(pid)
+            claimed, _ = broker.exchange("bench_send", acks, [], 8)
+            cpu += proc_cpu_seconds(pid) - before
+            acks = [(m.row_id, m.lease_token) for m in claimed]
+        broker.exchange("bench_send", acks, [], 0)
+        steps.append(f"{cpu / 1000 * 1e6:,.0f}")
+    return ", ".join(steps)
+
+
+def eta_costs(broker, pid: int) -> str:
+    steps = []
+    for _ in range(3):
+        before = proc_cpu_seconds(pid)
+        for _ in range(1000):
+            broker.next_eta("bench_send")
+        steps.append(f"{(proc_cpu_seconds(pid) - before) / 1000 * 1e6:,.0f}")
+    return ", ".join(steps)
 
 
 if __name__ == "__main__":
