@@ -20,7 +20,7 @@
 -- pruning emptied the table) hashed every due message of every queue on each send until the
 -- next ANALYZE: 290-1,920 us of server CPU per send over the first 9,000 sends into an emptied
 -- table, 110-250 with it (scripts/bench_send.py --emptied). The other wake-up probes below
--- carry it for the same reason.
+-- ask citeq_queue_due_waiting (schema/0072), whose plans read by index for the same reason.
 -- The probe asks for a waiting message of the sent one's priority only: with the priority
 -- fixed, the claim index (queue, priority, eta, id) bounds the eta, so the probe reads the
 -- due entries and stops. Across priorities, PostgreSQL before 18 (no skip scan) read every
@@ -49,7 +49,10 @@ FROM inserted;
 -- messages_insert_many --
 -- Enqueue many messages in one statement (the batch API); no idempotency keys. Wakes each
 -- queue once, as message_insert_one decides it: due messages notify the queue's name unless
--- one was already waiting; delayed ones notify the earliest eta.
+-- one was already waiting; delayed ones notify the earliest eta. A batch may mix priorities:
+-- its probe for a waiting due message walks the queue's priorities (citeq_queue_due_waiting,
+-- schema/0072: across them, PostgreSQL before 18 read every delayed message when none was
+-- due), as the promotions' probes below do.
 -- @prepared
 WITH inserted AS (
     INSERT INTO citeq_messages (message_id, queue_name, actor_name, payload, eta, priority)
@@ -63,10 +66,7 @@ WITH inserted AS (
     SELECT queue_name, bool_or(eta <= now()) AS due, min(eta) FILTER (WHERE eta > now()) AS next_eta
     FROM inserted GROUP BY queue_name
 )
-SELECT CASE WHEN due AND NOT EXISTS (SELECT 1 FROM citeq_messages m
-                                     WHERE m.state = 'queued' AND m.queue_name = queues.queue_name
-                                       AND m.eta <= now()
-                                     OFFSET 0)
+SELECT CASE WHEN due AND NOT citeq_queue_due_waiting(queue_name)
             THEN pg_notify('citeq_wakeup', queue_name) END,
        CASE WHEN next_eta IS NOT NULL
             THEN pg_notify('citeq_wakeup',
@@ -143,10 +143,7 @@ WITH m AS (
     SELECT queue_name, bool_or(eta <= now()) AS due, min(eta) FILTER (WHERE eta > now()) AS next_eta
     FROM inserted WHERE state = 'queued' GROUP BY queue_name
 )
-SELECT CASE WHEN due AND NOT EXISTS (SELECT 1 FROM citeq_messages m
-                                     WHERE m.state = 'queued' AND m.queue_name = queues.queue_name
-                                       AND m.eta <= now()
-                                     OFFSET 0)
+SELECT CASE WHEN due AND NOT citeq_queue_due_waiting(queue_name)
             THEN pg_notify('citeq_wakeup', queue_name) END,
        CASE WHEN next_eta IS NOT NULL
             THEN pg_notify('citeq_wakeup',
@@ -358,12 +355,7 @@ WITH done AS (
     -- of schema/0045 (schema/0067 leaves promotions out of it): its "no earlier due message"
     -- probe read the queue's whole claim index whenever the promoted message was older than
     -- the ones waiting, as a key's next message usually is.
-    SELECT CASE WHEN q.due AND NOT EXISTS (SELECT 1 FROM citeq_messages w
-                                           WHERE w.state = 'queued' AND w.queue_name = q.queue_name
-                                             AND w.eta <= now()
-                                             -- OFFSET 0: probed per queue, never hashed (a plan made on a near-empty
-                                             -- table hashed every due message of every queue, per statement)
-                                             OFFSET 0)
+    SELECT CASE WHEN q.due AND NOT citeq_queue_due_waiting(q.queue_name)
                 THEN pg_notify('citeq_wakeup', q.queue_name) END AS now_due,
            CASE WHEN q.next_eta IS NOT NULL
                 THEN pg_notify('citeq_wakeup',
@@ -531,10 +523,7 @@ WITH done AS (
     -- As in grouped_messages_finish_many, except that a message this step claims does not
     -- count as waiting: the heads left queued are news to the other consumers when nothing
     -- else due is left for them.
-    SELECT CASE WHEN q.due AND NOT EXISTS (SELECT 1 FROM citeq_messages w
-                                           WHERE w.state = 'queued' AND w.queue_name = q.queue_name
-                                             AND w.eta <= now() AND w.id <> ALL (ARRAY(SELECT id FROM picked))
-                                             OFFSET 0)
+    SELECT CASE WHEN q.due AND NOT citeq_queue_due_waiting(q.queue_name, ARRAY(SELECT id FROM picked))
                 THEN pg_notify('citeq_wakeup', q.queue_name) END AS now_due,
            CASE WHEN q.next_eta IS NOT NULL
                 THEN pg_notify('citeq_wakeup',
@@ -633,10 +622,7 @@ WITH named AS MATERIALIZED (
     -- of schema/0045 (schema/0067 leaves promotions out of it): its "no earlier due message"
     -- probe read the queue's whole claim index whenever the promoted message was older than
     -- the ones waiting, as a key's next message usually is.
-    SELECT CASE WHEN q.due AND NOT EXISTS (SELECT 1 FROM citeq_messages w
-                                           WHERE w.state = 'queued' AND w.queue_name = q.queue_name
-                                             AND w.eta <= now()
-                                             OFFSET 0)
+    SELECT CASE WHEN q.due AND NOT citeq_queue_due_waiting(q.queue_name)
                 THEN pg_notify('citeq_wakeup', q.queue_name) END AS now_due,
            CASE WHEN q.next_eta IS NOT NULL
                 THEN pg_notify('citeq_wakeup',

@@ -12,14 +12,15 @@ entries it read.
 A queue's messages waiting for their eta (retries in backoff, scheduled work) sit in the
 same index (queue, priority, eta, id), behind the due ones of their priority. Across
 priorities the eta bounds no scan: before PostgreSQL 18 (no skip scan) a claim that found
-nothing due, and an idle consumer's look-up of the next eta, read every delayed entry of the
-queue, on each poll (.ci/run's PostgreSQL 16 leg). They go priority by priority now
-(schema/0071).
+nothing due, a batch send's or a promotion's wake-up probe that found none waiting, and (on
+every version) an idle consumer's look-up of the next eta read every delayed entry of the
+queue (.ci/run's PostgreSQL 16 leg). They go priority by priority now (schema/0071, 0072).
 """
 
 from __future__ import annotations
 
 import dramatiq
+import psycopg2
 import pytest
 
 from broker.store import MessageStore
@@ -136,3 +137,35 @@ def test_the_next_eta_of_a_queue_of_delayed_messages_reads_a_few_pages(broker, d
     assert plan["Plan"]["Actual Rows"] == 1
     # 14 pages on PostgreSQL 16 and 18. Before: 770 on both (the whole table).
     assert pages(plan) <= 40, plan
+
+
+def test_a_promotion_beside_a_queue_of_delayed_messages_probes_a_few_pages(broker, db, delayed):
+    # A key's next message promoted when its running one is acked: the promotion wakes the
+    # queue unless a due message was already waiting, a probe that walks the priorities too.
+    actor = noop_by_key(queue_name="default")
+    actor.send("k")
+    actor.send("k")  # held behind the first
+    (running,), _ = broker.exchange("default", [], [], 1)
+    p = MessageStore._finish_params([(running.row_id, running.lease_token)], [], [("default", "k")])
+    # (a connection's first call plans the probe's function: catalog pages, once)
+    plan = explained(db, "grouped_messages_finish_many", p, session=("SELECT citeq_queue_due_waiting('default')",))
+    assert plan["Plan"]["Actual Rows"] == 2  # acked, promoted
+    # The whole statement (the ack, the promotion, their index entries): 73 pages on
+    # PostgreSQL 16 and 18. Before: 182 on 16 (the probe read every delayed entry), 70 on 18.
+    assert pages(plan) <= 100, plan
+
+
+def test_the_wake_up_probe_of_batches_and_promotions_reads_a_few_pages(broker, db, conn, delayed):
+    # citeq_queue_due_waiting (schema/0072): whether a due message waits, priority by priority.
+    # 12 pages on PostgreSQL 16 and 18. Across priorities (the probe it replaced), 16 read
+    # every delayed entry: 122 pages (18: 13).
+    c = psycopg2.connect(db)
+    try:
+        with c.cursor() as cur:
+            cur.execute("SELECT citeq_queue_due_waiting('default')")  # plans its query (once a connection)
+            assert cur.fetchone() == (False,)
+            cur.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT citeq_queue_due_waiting('default')")
+            plan = cur.fetchone()[0][0]
+    finally:
+        c.close()
+    assert pages(plan) <= 15, plan
