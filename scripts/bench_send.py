@@ -30,11 +30,12 @@ replans them, and over 1,000 sends after an explicit ANALYZE (docs/howto/operati
 and nothing due (each send is deleted by another connection once it has committed, as an
 idle consumer would take it), plain and grouped: the sending backend's CPU per send over 3 ×
 1,000 (docs/howto/operating.md, "PostgreSQL versions": before 18, the wake-up probe across
-priorities read every delayed message). Then, beside the same backlog (plain only): an idle
-consumer's claim of 8 that finds nothing due, a claim of 8 that finds one (sent just before,
+priorities read every delayed message). Then, beside the same backlog (plain only): a batch
+send of 10 due messages (``enqueue_many``, taken as the sends are), an idle consumer's claim
+of 8 that finds nothing due, a claim of 8 that finds one (sent just before,
 acked by the next claim), and the look-up of the queue's next eta, the backend's CPU per call
-over 3 x 1,000 (before 18, the claim and the look-up across priorities read every delayed
-message too; schema/0071).
+over 3 x 1,000 (before 18, the batch's wake-up probe, the claim and the look-up across
+priorities read every delayed message too; schema/0071 and 0072).
 """
 
 from __future__ import annotations
@@ -197,6 +198,7 @@ def beside_a_table_state(emptied: int, delayed: int) -> int:
             other.close()
             if kind == "plain":
                 print(f"{'':>8} beside them, backend CPU us per call over each 1,000: "
+                      f"a batch send of 10 {batch_costs(broker, pid, noop, url)}; "
                       f"an idle consumer's claim of 8 (nothing due) {claim_costs(broker, pid, 0)}; "
                       f"a claim of 8 that finds one due {claim_costs(broker, pid, 1, noop)}; "
                       f"the next eta's look-up {eta_costs(broker, pid)}")
@@ -225,6 +227,28 @@ def claim_costs(broker, pid: int, due: int, actor=None) -> str:
             acks = [(m.row_id, m.lease_token) for m in claimed]
         broker.exchange("bench_send", acks, [], 0)
         steps.append(f"{cpu / 1000 * 1e6:,.0f}")
+    return ", ".join(steps)
+
+
+def batch_costs(broker, pid: int, actor, url: str) -> str:
+    """Backend CPU per batch send of 10 due messages over 3 x 1,000, each batch deleted by
+    another connection once committed (as an idle consumer would take it), so that the
+    next batch's wake-up probe finds nothing due."""
+    import psycopg2
+
+    other = psycopg2.connect(url)
+    other.autocommit = True
+    taker = other.cursor()
+    steps = []
+    for _ in range(3):
+        cpu = 0.0
+        for _ in range(1000):
+            before = proc_cpu_seconds(pid)
+            sent = broker.enqueue_many([actor.message() for _ in range(10)])
+            cpu += proc_cpu_seconds(pid) - before
+            taker.execute("DELETE FROM citeq_messages WHERE message_id = ANY (%s)", ([m.message_id for m in sent],))
+        steps.append(f"{cpu / 1000 * 1e6:,.0f}")
+    other.close()
     return ", ".join(steps)
 
 
