@@ -181,6 +181,28 @@ def always_synchronous(conn) -> None:
     _synchronous.add(conn)
 
 
+_SET_LOCAL = re.compile(r"^SET LOCAL (\w+) = \w+;$", re.MULTILINE)
+
+
+def settings_kept(query: str) -> tuple[bytes, bytes] | None:
+    """For a named query sent on the caller's cursor, in the caller's transaction: the
+    statements to send before and after it so that the ``SET LOCAL`` lines it runs with
+    hold for it alone (a ``SET LOCAL`` lasts until the transaction ends, and the caller's
+    own statements after it would plan with sequential scans off or a forced generic plan).
+    The first saves the settings' values in force (the session's, or the caller's own
+    ``SET LOCAL``) in a transaction-local setting, the second puts them back. None when the
+    query sets nothing."""
+    names = _SET_LOCAL.findall(query)
+    if not names:
+        return None
+    saved = "current_setting('citeq.saved_settings')"
+    save = ("SELECT set_config('citeq.saved_settings', concat_ws(' ', "
+            + ", ".join(f"current_setting('{n}')" for n in names) + "), true)")
+    restore = "SELECT " + ", ".join(f"set_config('{n}', split_part({saved}, ' ', {i}), true)"
+                                    for i, n in enumerate(names, start=1))
+    return save.encode(), restore.encode()
+
+
 #: A line of a query's description that asks for a prepared statement.
 PREPARE_DIRECTIVE = "-- @prepared"
 

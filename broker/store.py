@@ -234,22 +234,35 @@ class MessageStore:
         message is finished, one not yet delivered is withdrawn, a dead letter gives its slot
         up; anything else is left alone, so releasing twice is harmless
         (grouped_messages_release_many in broker/queries.sql)."""
-        statements = self.release_statements(cur, message_ids, groups)
-        if statements is None:
+        parts = self._release_parts(cur, message_ids, groups)
+        if parts is None:
             return []
-        cur.execute(statements)
-        return [tuple(r) for r in cur.fetchall()]
+        save, release, restore = parts
+        cur.execute(save + b";\n" + release)
+        rows = [tuple(r) for r in cur.fetchall()]
+        cur.execute(restore)  # the release's result is the round trip's last: its own
+        return rows
 
     def release_statements(self, cur, message_ids, groups) -> bytes | None:
         """:meth:`release_many` as statements to send ahead of the caller's own in one round
         trip (as the lock texts of broker/locks.py are sent); the caller's statement sees
-        the release and the promotions. None when there is nothing to release."""
+        the release and the promotions, with the settings it had before. None when there is
+        nothing to release."""
+        parts = self._release_parts(cur, message_ids, groups)
+        return None if parts is None else b";\n".join(parts)
+
+    def _release_parts(self, cur, message_ids, groups) -> tuple[bytes, bytes, bytes] | None:
+        """(save the caller's settings; the keys' locks and the release; restore them): the
+        release's SET LOCAL lines (its plan settings) must not outlast it in the caller's
+        transaction (sql.settings_kept)."""
         groups = sorted(set(groups))
         if not groups or not message_ids:
             return None
-        return locks.group_locks_text(cur, groups) + b";\n" + self.queries.text(
+        save, restore = sql.settings_kept(self.queries["grouped_messages_release_many"])
+        release = locks.group_locks_text(cur, groups) + b";\n" + self.queries.text(
             cur, "grouped_messages_release_many", message_ids=list(message_ids),
             queues=[g[0] for g in groups], keys=[g[1] for g in groups])
+        return save, release, restore
 
     def redeliver_many(self, cur, message_ids) -> list[str]:
         """Deliver again, on the caller's cursor, messages whose release is manual and that

@@ -87,6 +87,31 @@ def test_a_release_rolled_back_frees_nothing(broker, conn):
     assert state_list(conn) == ["parked", "held"]
 
 
+SETTINGS = ("enable_seqscan", "plan_cache_mode", "jit", "synchronous_commit")
+
+
+@pytest.mark.parametrize("ahead", [False, True], ids=["release", "statements ahead of the caller's"])
+def test_a_release_leaves_the_callers_transaction_its_own_settings(broker, ahead):
+    # The release runs with the plan settings it needs, for itself: the application's next
+    # statements in the same transaction plan as they would have.
+    export = declare(broker)
+    first, _ = send(export, 1), send(export, 2)
+    run_one(broker)
+    show = ", ".join(f"current_setting('{name}')" for name in SETTINGS)
+    with broker.transaction() as cur:
+        cur.execute("SET LOCAL plan_cache_mode = force_custom_plan")  # the application's own, kept too
+        cur.execute(f"SELECT {show}")
+        before = cur.fetchone()
+        if ahead:
+            cur.execute(broker.release_group_messages_text(cur, [first.message_id], [("default", "acme")])
+                        + f";\nSELECT {show}".encode())
+        else:
+            broker.release_group_messages(cur, [first.message_id], [("default", "acme")])
+            cur.execute(f"SELECT {show}")
+        after = cur.fetchone()
+    assert dict(zip(SETTINGS, after)) == dict(zip(SETTINGS, before))
+
+
 def test_a_message_released_while_it_runs_is_finished_and_its_ack_is_harmless(broker, conn):
     export = declare(broker)
     first, second = send(export, 1), send(export, 2)
