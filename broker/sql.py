@@ -184,17 +184,16 @@ def always_synchronous(conn) -> None:
 _SET_LOCAL = re.compile(r"^SET LOCAL (\w+) = \w+;$", re.MULTILINE)
 
 
-def settings_kept(query: str) -> tuple[bytes, bytes] | None:
+def settings_kept(query: str) -> tuple[bytes, bytes]:
     """For a named query sent on the caller's cursor, in the caller's transaction: the
     statements to send before and after it so that the ``SET LOCAL`` lines it runs with
     hold for it alone (a ``SET LOCAL`` lasts until the transaction ends, and the caller's
     own statements after it would plan with sequential scans off or a forced generic plan).
     The first saves the settings' values in force (the session's, or the caller's own
-    ``SET LOCAL``) in a transaction-local setting, the second puts them back. None when the
-    query sets nothing."""
+    ``SET LOCAL``) in a transaction-local setting, the second puts them back."""
     names = _SET_LOCAL.findall(query)
     if not names:
-        return None
+        raise ValueError("the query sets nothing with SET LOCAL: there are no settings to keep")
     saved = "current_setting('citeq.saved_settings')"
     save = ("SELECT set_config('citeq.saved_settings', concat_ws(' ', "
             + ", ".join(f"current_setting('{n}')" for n in names) + "), true)")
